@@ -1,0 +1,144 @@
+//! Command line: `serve` and `render`. Every subcommand takes `--model [NAME=]PATH`
+//! (repeatable) or uses the embedded default model.
+
+mod render_cmd;
+
+use crate::model::{LoadOptions, ModelRegistry};
+use crate::render::RenderOptions;
+use crate::server::{self, AppState, ServerConfig};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "llm-render",
+    version,
+    about = "CPU render tier for LLM serving: chat template + tokenization, HF-exact"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API (api.md) on the given models, or on the embedded default (qwen3).
+    Serve(ServeArgs),
+    /// Render one request (or a JSON-lines batch) and print what the HTTP route returns.
+    Render(render_cmd::RenderArgs),
+}
+
+/// Model and template options shared by every subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// A Hugging Face snapshot folder, optionally named: NAME=PATH. Repeatable. Without it,
+    /// the embedded Qwen3 tokenizer and template are served as `qwen3`.
+    #[arg(long = "model", value_name = "[NAME=]PATH")]
+    pub models: Vec<String>,
+    /// Template instruction budget per render (minijinja fuel); 0 disables the bound.
+    #[arg(long, default_value_t = 50_000_000, env = "LLM_RENDER_TEMPLATE_FUEL")]
+    pub template_fuel: u64,
+    /// Override the context length read from config.json; longer prompts get a 400.
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// Accept `chat_template` in requests (compiled per request). Only for trusted clients.
+    #[arg(long)]
+    pub trust_request_chat_template: bool,
+}
+
+impl ModelArgs {
+    fn fuel(&self) -> Option<u64> {
+        (self.template_fuel > 0).then_some(self.template_fuel)
+    }
+
+    pub fn load(&self) -> anyhow::Result<ModelRegistry> {
+        let opts = LoadOptions {
+            template_fuel: self.fuel(),
+            max_model_len: self.max_model_len,
+        };
+        Ok(ModelRegistry::load(&self.models, &opts)?)
+    }
+
+    pub fn render_options(&self) -> RenderOptions {
+        RenderOptions {
+            trust_request_chat_template: self.trust_request_chat_template,
+            template_fuel: self.fuel(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[arg(long, default_value = "127.0.0.1", env = "LLM_RENDER_HOST")]
+    pub host: String,
+    #[arg(long, default_value_t = 8000, env = "LLM_RENDER_PORT")]
+    pub port: u16,
+    /// Largest accepted request body; larger bodies get a 413.
+    #[arg(long, default_value_t = 32 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Per-request time limit; slower requests get a 504.
+    #[arg(long, default_value_t = 30.0)]
+    pub request_timeout_secs: f64,
+    /// Requests served at once; more get an immediate 503.
+    #[arg(long, default_value_t = 512)]
+    pub max_concurrency: usize,
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Serve(args) => serve(args).map(|_| 0),
+        Command::Render(args) => render_cmd::run(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
+        anyhow::bail!("--request-timeout-secs must be a positive number");
+    }
+    let models = args.model.load()?;
+    for m in models.models() {
+        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, "loaded model");
+    }
+    let config = ServerConfig {
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::from_secs_f64(args.request_timeout_secs),
+        max_concurrency: args.max_concurrency,
+        render: args.model.render_options(),
+    };
+    let state = AppState::new(models, config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let addr = format!("{}:{}", args.host, args.port);
+        let listener = tokio::net::TcpListener::bind(&addr).await?;
+        tracing::info!("listening on http://{}", listener.local_addr()?);
+        server::serve(listener, state).await?;
+        tracing::info!("stopped");
+        Ok::<(), anyhow::Error>(())
+    })
+}

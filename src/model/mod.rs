@@ -1,0 +1,261 @@
+//! A served model: tokenizer, compiled chat templates, special tokens and generation defaults,
+//! loaded from a Hugging Face snapshot folder or from the bundle embedded in the binary.
+//!
+//! Files read (api.md, "Process"):
+//! * `tokenizer.json`, or `tokenizer.json.gz`;
+//! * `tokenizer_config.json`: `chat_template` (string or `[{name, template}]`), named special
+//!   tokens (string or `AddedToken` object), `model_max_length`;
+//! * `chat_template.jinja`, which overrides the template in `tokenizer_config.json`
+//!   (as transformers ≥ 4.43 does); `chat_template.json` (`{"chat_template": ...}`) is used
+//!   only when neither of the others has one;
+//! * `generation_config.json` and `config.json`, both optional.
+
+mod config;
+mod registry;
+
+pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
+pub use registry::ModelRegistry;
+
+use crate::render::template::{ChatTemplates, TemplateLoadError};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+use tokenizers::Tokenizer;
+
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: invalid JSON: {source}")]
+    Json {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("{0}: no tokenizer.json or tokenizer.json.gz")]
+    NoTokenizer(String),
+    #[error("{path}: cannot load tokenizer: {message}")]
+    Tokenizer { path: String, message: String },
+    #[error(transparent)]
+    Template(#[from] TemplateLoadError),
+    #[error("bad --model value {0:?}: expected PATH or NAME=PATH")]
+    BadSpec(String),
+    #[error("model name {0:?} is given twice")]
+    Duplicate(String),
+}
+
+/// Options that apply to every loaded model.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// minijinja fuel per render (bounds template run time); `None` is unbounded.
+    pub template_fuel: Option<u64>,
+    /// Overrides the context length from `config.json`.
+    pub max_model_len: Option<u64>,
+}
+
+/// Where a model's files come from.
+enum Bundle<'a> {
+    Dir(&'a Path),
+    Embedded,
+}
+
+/// The default model compiled into the binary: the Qwen3 tokenizer and chat template
+/// (Apache-2.0, see fixtures/NOTICE).
+mod embedded {
+    pub const NAME: &str = "qwen3";
+    pub const TOKENIZER_GZ: &[u8] = include_bytes!("../../fixtures/models/qwen3/tokenizer.json.gz");
+    pub const TOKENIZER_CONFIG: &[u8] =
+        include_bytes!("../../fixtures/models/qwen3/tokenizer_config.json");
+    pub const GENERATION_CONFIG: &[u8] =
+        include_bytes!("../../fixtures/models/qwen3/generation_config.json");
+    pub const CONFIG: &[u8] = include_bytes!("../../fixtures/models/qwen3/config.json");
+}
+
+impl Bundle<'_> {
+    fn describe(&self, file: &str) -> String {
+        match self {
+            Bundle::Dir(p) => p.join(file).display().to_string(),
+            Bundle::Embedded => format!("<embedded>/{file}"),
+        }
+    }
+
+    /// The bytes of `file`, or `None` when the bundle does not have it.
+    fn read(&self, file: &str) -> Result<Option<Vec<u8>>, LoadError> {
+        match self {
+            Bundle::Dir(dir) => match std::fs::read(dir.join(file)) {
+                Ok(b) => Ok(Some(b)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(source) => Err(LoadError::Io {
+                    path: self.describe(file),
+                    source,
+                }),
+            },
+            Bundle::Embedded => Ok(match file {
+                "tokenizer.json.gz" => Some(embedded::TOKENIZER_GZ.to_vec()),
+                "tokenizer_config.json" => Some(embedded::TOKENIZER_CONFIG.to_vec()),
+                "generation_config.json" => Some(embedded::GENERATION_CONFIG.to_vec()),
+                "config.json" => Some(embedded::CONFIG.to_vec()),
+                _ => None,
+            }),
+        }
+    }
+
+    fn json<T: serde::de::DeserializeOwned + Default>(&self, file: &str) -> Result<T, LoadError> {
+        match self.read(file)? {
+            None => Ok(T::default()),
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
+                path: self.describe(file),
+                source,
+            }),
+        }
+    }
+
+    fn tokenizer(&self) -> Result<Tokenizer, LoadError> {
+        let (file, bytes) = if let Some(b) = self.read("tokenizer.json")? {
+            ("tokenizer.json", b)
+        } else if let Some(gz) = self.read("tokenizer.json.gz")? {
+            let mut b = Vec::new();
+            flate2::read::GzDecoder::new(gz.as_slice())
+                .read_to_end(&mut b)
+                .map_err(|source| LoadError::Io {
+                    path: self.describe("tokenizer.json.gz"),
+                    source,
+                })?;
+            ("tokenizer.json.gz", b)
+        } else {
+            return Err(LoadError::NoTokenizer(self.describe("")));
+        };
+        Tokenizer::from_bytes(&bytes).map_err(|e| LoadError::Tokenizer {
+            path: self.describe(file),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// One served model. Immutable after load and shared by all requests.
+pub struct Model {
+    pub name: String,
+    /// The folder it was loaded from, or `<embedded>`.
+    pub source: String,
+    pub tokenizer: Tokenizer,
+    pub templates: ChatTemplates,
+    /// Named special tokens (`bos_token` …) passed to every template render.
+    pub special_tokens: Vec<(&'static str, String)>,
+    pub generation: GenerationConfig,
+    /// EOS ids from `generation_config.json`, else the tokenizer's `eos_token`.
+    pub eos_token_ids: Vec<u32>,
+    pub max_model_len: Option<u64>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("name", &self.name)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl Model {
+    /// Loads a Hugging Face snapshot folder.
+    pub fn load_dir(name: &str, dir: &Path, opts: &LoadOptions) -> Result<Model, LoadError> {
+        Self::load(name, dir.display().to_string(), &Bundle::Dir(dir), opts)
+    }
+
+    /// Loads the embedded default model (`qwen3`).
+    pub fn embedded(opts: &LoadOptions) -> Result<Model, LoadError> {
+        Self::load(embedded::NAME, "<embedded>".into(), &Bundle::Embedded, opts)
+    }
+
+    fn load(
+        name: &str,
+        source: String,
+        bundle: &Bundle,
+        opts: &LoadOptions,
+    ) -> Result<Model, LoadError> {
+        let tokenizer = bundle.tokenizer()?;
+        let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
+        let generation: GenerationConfig = bundle.json("generation_config.json")?;
+        let model_config: ModelConfig = bundle.json("config.json")?;
+
+        let mut templates: Vec<(String, String)> = Vec::new();
+        if let Some(bytes) = bundle.read("chat_template.jinja")? {
+            templates.push((
+                "default".into(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        } else if let Some(spec) = &tok_config.chat_template {
+            match spec {
+                config::TemplateSpec::Single(s) => templates.push(("default".into(), s.clone())),
+                config::TemplateSpec::Named(list) => {
+                    templates.extend(list.iter().map(|t| (t.name.clone(), t.template.clone())))
+                }
+            }
+        } else if let Some(bytes) = bundle.read("chat_template.json")? {
+            let v: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
+                    path: bundle.describe("chat_template.json"),
+                    source,
+                })?;
+            if let Some(s) = v.get("chat_template").and_then(|s| s.as_str()) {
+                templates.push(("default".into(), s.to_string()));
+            }
+        }
+        let templates = ChatTemplates::compile(templates, opts.template_fuel)?;
+
+        let eos_token_ids = match &generation.eos_token_id {
+            Some(ids) => ids.to_vec(),
+            None => tok_config
+                .eos_token
+                .as_ref()
+                .and_then(|t| tokenizer.token_to_id(t.content()))
+                .into_iter()
+                .collect(),
+        };
+        let max_model_len = opts
+            .max_model_len
+            .or(model_config.max_model_len())
+            .or_else(|| {
+                // Python writes "no limit" as ~1e30; only a real limit is kept.
+                tok_config
+                    .model_max_length
+                    .filter(|m| *m > 0.0 && *m < 1e12)
+                    .map(|m| m as u64)
+            });
+        Ok(Model {
+            name: name.to_string(),
+            source,
+            special_tokens: tok_config.special_tokens_map(),
+            tokenizer,
+            templates,
+            generation,
+            eos_token_ids,
+            max_model_len,
+        })
+    }
+
+    /// Whether `id` names a token of this vocabulary (base or added).
+    pub fn has_token(&self, id: u32) -> bool {
+        self.tokenizer.id_to_token(id).is_some()
+    }
+}
+
+/// Parses a `--model` value: `NAME=PATH`, or `PATH` (named after the folder).
+pub fn parse_model_spec(spec: &str) -> Result<(String, PathBuf), LoadError> {
+    let (name, path) = match spec.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => (n.to_string(), PathBuf::from(p)),
+        Some(_) => return Err(LoadError::BadSpec(spec.into())),
+        None => {
+            let p = PathBuf::from(spec);
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| LoadError::BadSpec(spec.into()))?;
+            (name, p)
+        }
+    };
+    Ok((name, path))
+}

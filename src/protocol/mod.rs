@@ -1,0 +1,14 @@
+//! Wire types: OpenAI requests with vLLM's extras in, vLLM's `GenerateRequest` out.
+//! Field names follow vLLM 0.33 (`vllm/entrypoints/openai/protocol.py`, `SamplingParams`)
+//! so routers and trainers written against vLLM's render tier work unchanged.
+
+mod generate;
+mod requests;
+mod sampling;
+
+pub use generate::{GenerateRequest, ModelCard, ModelList};
+pub use requests::{
+    parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
+    TokenizeRequest, TokenizeResponse,
+};
+pub use sampling::{SamplingFields, SamplingParams, StopSpec};

@@ -1,0 +1,133 @@
+use crate::error::RenderError;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+fn yes() -> bool {
+    true
+}
+
+/// Parses a JSON body into `T`. Syntax errors and type errors both become a 400 whose
+/// message and `param` name the field (`messages[1].content`).
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() || path == "." {
+            RenderError::InvalidRequest {
+                message: format!("invalid JSON body: {inner}"),
+                param: None,
+            }
+        } else {
+            RenderError::InvalidRequest {
+                message: format!("{path}: {inner}"),
+                param: Some(path),
+            }
+        }
+    })?;
+    de.end().map_err(|e| RenderError::InvalidRequest {
+        message: format!("invalid JSON body: {e}"),
+        param: None,
+    })?;
+    Ok(value)
+}
+
+/// `POST /v1/chat/completions/render`: an OpenAI chat request plus vLLM's extras.
+/// Sampling fields are read separately into [`super::SamplingFields`].
+#[derive(Debug, Clone, Deserialize)]
+pub struct ChatRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Each message is kept as the client sent it (key order included) and converted for
+    /// the template in `render::messages`.
+    pub messages: Vec<Map<String, Value>>,
+    #[serde(default)]
+    pub tools: Option<Vec<Map<String, Value>>>,
+    #[serde(default)]
+    pub tool_choice: Option<Value>,
+    #[serde(default)]
+    pub documents: Option<Vec<Map<String, Value>>>,
+    #[serde(default = "yes")]
+    pub add_generation_prompt: bool,
+    #[serde(default)]
+    pub continue_final_message: bool,
+    /// A per-request template; honoured only with `--trust-request-chat-template`.
+    #[serde(default)]
+    pub chat_template: Option<String>,
+    #[serde(default)]
+    pub chat_template_kwargs: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(default)]
+    pub stream_options: Option<Value>,
+    #[serde(default)]
+    pub cache_salt: Option<String>,
+    #[serde(default)]
+    pub priority: i64,
+    #[serde(default)]
+    pub kv_transfer_params: Option<Value>,
+    #[serde(default)]
+    pub request_id: Option<String>,
+}
+
+/// `POST /v1/completions/render`: `prompt` is a string, a list of strings, a list of token
+/// IDs, or a list of token-ID lists.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CompletionRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    pub prompt: Value,
+    /// vLLM's default for completions: the tokenizer's post-processor adds BOS where it does.
+    #[serde(default = "yes")]
+    pub add_special_tokens: bool,
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(default)]
+    pub stream_options: Option<Value>,
+    #[serde(default)]
+    pub cache_salt: Option<String>,
+    #[serde(default)]
+    pub priority: i64,
+    #[serde(default)]
+    pub kv_transfer_params: Option<Value>,
+    #[serde(default)]
+    pub request_id: Option<String>,
+}
+
+/// `POST /tokenize` (vLLM): either `prompt` (completion form) or `messages` (chat form).
+#[derive(Debug, Clone, Deserialize)]
+pub struct TokenizeRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub messages: Option<Vec<Map<String, Value>>>,
+    /// Defaults: `true` for `prompt`, `false` for `messages` (the template writes BOS).
+    #[serde(default)]
+    pub add_special_tokens: Option<bool>,
+    #[serde(default)]
+    pub return_token_strs: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenizeResponse {
+    pub count: usize,
+    pub max_model_len: Option<u64>,
+    pub tokens: Vec<u32>,
+    pub token_strs: Option<Vec<String>>,
+}
+
+/// `POST /detokenize` (vLLM): `{"model", "tokens": [ids]}` → `{"prompt": text}`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DetokenizeRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    pub tokens: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DetokenizeResponse {
+    pub prompt: String,
+}

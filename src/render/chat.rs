@@ -1,0 +1,250 @@
+//! `POST /v1/chat/completions/render`: messages → template → token IDs → `GenerateRequest`.
+
+use super::messages::to_template_messages;
+use super::sampling::build_sampling_params;
+use super::template::{ChatTemplates, SelectError};
+use super::{request_id, RenderOptions, Timings};
+use crate::error::RenderError;
+use crate::model::Model;
+use crate::protocol::{ChatRequest, GenerateRequest, SamplingFields};
+use minijinja::value::{Serde, Value};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// transformers' marker for `continue_final_message` (`render_jinja_template`).
+const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
+
+/// Names a request's `chat_template_kwargs` may not set: the renderer passes them itself.
+const RESERVED_KWARGS: [&str; 2] = ["messages", "tools"];
+
+/// The output of rendering a chat request.
+#[derive(Debug, Clone)]
+pub struct ChatRendered {
+    pub prompt: String,
+    pub token_ids: Vec<u32>,
+    pub timings: Timings,
+}
+
+/// Renders and tokenizes a chat request, then builds vLLM's `GenerateRequest`.
+pub fn render_chat(
+    model: &Model,
+    req: &ChatRequest,
+    sampling: &SamplingFields,
+    opts: &RenderOptions,
+) -> Result<(GenerateRequest, Timings), RenderError> {
+    let rendered = render_chat_prompt(model, req, opts)?;
+    let sampling_params = build_sampling_params(model, sampling, rendered.token_ids.len(), true)?;
+    let out = GenerateRequest {
+        request_id: req
+            .request_id
+            .clone()
+            .unwrap_or_else(|| request_id("chatcmpl")),
+        token_ids: rendered.token_ids,
+        features: None,
+        sampling_params,
+        model: model.name.clone(),
+        stream: req.stream,
+        stream_options: req.stream_options.clone(),
+        cache_salt: req.cache_salt.clone(),
+        priority: req.priority,
+        kv_transfer_params: req.kv_transfer_params.clone(),
+    };
+    Ok((out, rendered.timings))
+}
+
+/// Renders the prompt text and its token IDs.
+pub fn render_chat_prompt(
+    model: &Model,
+    req: &ChatRequest,
+    opts: &RenderOptions,
+) -> Result<ChatRendered, RenderError> {
+    let t0 = Instant::now();
+    if req.messages.is_empty() {
+        return Err(RenderError::invalid(
+            "messages",
+            "messages must contain at least one message",
+        ));
+    }
+    let mut kwargs = req.chat_template_kwargs.clone().unwrap_or_default();
+    if let Some(k) = RESERVED_KWARGS.iter().find(|k| kwargs.contains_key(**k)) {
+        return Err(RenderError::invalid(
+            "chat_template_kwargs",
+            format!("chat_template_kwargs may not set `{k}`; pass it as a request field"),
+        ));
+    }
+    // vLLM: request kwargs override these three (serving_chat builds them, then `.update`s).
+    let add_generation_prompt =
+        take_bool(&mut kwargs, "add_generation_prompt")?.unwrap_or(req.add_generation_prompt);
+    let continue_final =
+        take_bool(&mut kwargs, "continue_final_message")?.unwrap_or(req.continue_final_message);
+    let documents = kwargs.remove("documents");
+    if continue_final && add_generation_prompt {
+        return Err(RenderError::invalid(
+            "continue_final_message",
+            "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when \
+             you want the model to continue the final message, and add_generation_prompt when you want to add a \
+             header that will prompt it to start a new assistant message instead.",
+        ));
+    }
+
+    let request_templates;
+    let templates = match &req.chat_template {
+        Some(src) if opts.trust_request_chat_template => {
+            request_templates =
+                ChatTemplates::compile(vec![("request".into(), src.clone())], opts.template_fuel)
+                    .map_err(|e| RenderError::invalid("chat_template", e.to_string()))?;
+            &request_templates
+        }
+        Some(_) => {
+            return Err(RenderError::invalid(
+                "chat_template",
+                "chat_template is passed with the request, but the server was not started with \
+                 --trust-request-chat-template",
+            ))
+        }
+        None => &model.templates,
+    };
+    let selected = templates.select(req.tools.is_some()).map_err(|e| match e {
+        SelectError::NoTemplate => RenderError::invalid("messages", e.to_string()),
+        SelectError::NoDefault(_) => RenderError::Template(e.to_string()),
+    })?;
+
+    let mut messages = to_template_messages(&req.messages, selected.format)?;
+    let final_text = if continue_final {
+        Some(tag_final_message(&mut messages, selected.source)?)
+    } else {
+        None
+    };
+
+    let mut ctx: BTreeMap<String, Value> = BTreeMap::new();
+    for (k, v) in &model.special_tokens {
+        ctx.insert((*k).to_string(), Value::from(v.as_str()));
+    }
+    for (k, v) in &kwargs {
+        ctx.insert(k.clone(), Value::from(Serde(v)));
+    }
+    ctx.insert("messages".into(), Value::from(Serde(&messages)));
+    ctx.insert(
+        "tools".into(),
+        req.tools
+            .as_ref()
+            .map(|v| Value::from(Serde(v)))
+            .unwrap_or(Value::from(())),
+    );
+    let documents = documents.or_else(|| req.documents.as_ref().map(|d| serde_json::json!(d)));
+    ctx.insert(
+        "documents".into(),
+        documents
+            .as_ref()
+            .map(|v| Value::from(Serde(v)))
+            .unwrap_or(Value::from(())),
+    );
+    ctx.insert(
+        "add_generation_prompt".into(),
+        Value::from(add_generation_prompt),
+    );
+
+    let mut prompt = selected
+        .template
+        .render(&ctx)
+        .map_err(RenderError::from_template)?;
+    if let Some(final_text) = final_text {
+        prompt = cut_at_continue_tag(prompt, &final_text)?;
+    }
+    let t1 = Instant::now();
+    let token_ids = encode(model, &prompt, false)?;
+    let timings = Timings {
+        template: t1 - t0,
+        tokenize: t1.elapsed(),
+    };
+    Ok(ChatRendered {
+        prompt,
+        token_ids,
+        timings,
+    })
+}
+
+/// Tokenizes `text`; special and added tokens in it are matched (`split_special_tokens=False`).
+pub fn encode(
+    model: &Model,
+    text: &str,
+    add_special_tokens: bool,
+) -> Result<Vec<u32>, RenderError> {
+    model
+        .tokenizer
+        .encode_fast(text, add_special_tokens)
+        .map(|e| e.get_ids().to_vec())
+        .map_err(|e| RenderError::Tokenizer(e.to_string()))
+}
+
+fn take_bool(
+    kwargs: &mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Result<Option<bool>, RenderError> {
+    match kwargs.remove(key) {
+        None => Ok(None),
+        Some(serde_json::Value::Bool(b)) => Ok(Some(b)),
+        Some(_) => Err(RenderError::invalid(
+            format!("chat_template_kwargs.{key}"),
+            format!("chat_template_kwargs.{key} must be a boolean"),
+        )),
+    }
+}
+
+/// transformers' `continue_final_message`: appends a tag to the last message's content (the
+/// last text part for part lists) and returns the text to continue.
+fn tag_final_message(
+    messages: &mut [serde_json::Value],
+    source: &str,
+) -> Result<String, RenderError> {
+    let bad = |m: &str| RenderError::invalid("continue_final_message", m);
+    let last = messages
+        .last_mut()
+        .ok_or_else(|| bad("continue_final_message is set but the conversation is empty!"))?;
+    if !source.contains("content") {
+        return Err(bad("continue_final_message is set to \"content\" but this is not an accepted field in the chat_template"));
+    }
+    match last.get_mut("content") {
+        Some(serde_json::Value::String(s)) => {
+            let text = s.clone();
+            s.push_str(CONTINUE_TAG);
+            Ok(text)
+        }
+        Some(serde_json::Value::Array(parts)) => {
+            for part in parts.iter_mut().rev() {
+                if let Some(serde_json::Value::String(t)) = part.get_mut("text") {
+                    let text = t.clone();
+                    t.push_str(CONTINUE_TAG);
+                    return Ok(text);
+                }
+            }
+            Err(bad("continue_final_message is set but we could not find any text to continue in the final message!"))
+        }
+        _ => Err(bad(
+            "continue_final_message is set but the final message has no \"content\" to continue!",
+        )),
+    }
+}
+
+/// Python's `str.strip()` whitespace (`str.isspace`), which also covers U+001C–U+001F.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Cuts the rendered prompt at the continue tag, as transformers does.
+fn cut_at_continue_tag(rendered: String, final_text: &str) -> Result<String, RenderError> {
+    let tag = CONTINUE_TAG.trim_matches(py_space);
+    let stripped = final_text.trim_matches(py_space);
+    let Some(loc) = rendered.rfind(tag).filter(|_| rendered.contains(stripped)) else {
+        return Err(RenderError::invalid(
+            "continue_final_message",
+            "continue_final_message is set but the final message does not appear in the chat after applying the \
+             chat template! This can happen if the chat template deletes portions of the final message.",
+        ));
+    };
+    if rendered[loc..].starts_with(CONTINUE_TAG) {
+        Ok(rendered[..loc].to_string())
+    } else {
+        Ok(rendered[..loc].trim_end_matches(py_space).to_string())
+    }
+}

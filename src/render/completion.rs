@@ -1,0 +1,134 @@
+//! `POST /v1/completions/render`: a prompt (text or token IDs, one or many) → one
+//! `GenerateRequest` per prompt, as vLLM's completion render returns a list.
+
+use super::chat::encode;
+use super::sampling::build_sampling_params;
+use super::{request_id, Timings};
+use crate::error::RenderError;
+use crate::model::Model;
+use crate::protocol::{CompletionRequest, GenerateRequest, SamplingFields};
+use serde_json::Value;
+use std::time::Instant;
+
+/// One prompt of a completion request.
+enum Prompt<'a> {
+    Text(&'a str),
+    Ids(Vec<u32>),
+}
+
+fn token_ids(v: &[Value], param: &str) -> Result<Vec<u32>, RenderError> {
+    v.iter()
+        .map(|x| {
+            x.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    RenderError::invalid(
+                        param,
+                        format!("{param} must hold token IDs (non-negative integers)"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Reads `prompt`: a string, a list of strings, a list of ints, or a list of int lists.
+fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
+    let bad = || {
+        RenderError::invalid(
+            "prompt",
+            "prompt must be a string, a list of strings, a list of token IDs or a list of token-ID lists",
+        )
+    };
+    match prompt {
+        Value::String(s) => Ok(vec![Prompt::Text(s)]),
+        Value::Array(items) if items.is_empty() => {
+            Err(RenderError::invalid("prompt", "prompt must not be empty"))
+        }
+        Value::Array(items) => match &items[0] {
+            Value::String(_) => items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    x.as_str().map(Prompt::Text).ok_or_else(|| {
+                        RenderError::invalid(
+                            format!("prompt[{i}]"),
+                            "prompt lists must not mix strings and other values",
+                        )
+                    })
+                })
+                .collect(),
+            Value::Number(_) => Ok(vec![Prompt::Ids(token_ids(items, "prompt")?)]),
+            Value::Array(_) => items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    Value::Array(ids) if !ids.is_empty() => {
+                        Ok(Prompt::Ids(token_ids(ids, &format!("prompt[{i}]"))?))
+                    }
+                    _ => Err(RenderError::invalid(
+                        format!("prompt[{i}]"),
+                        format!("prompt[{i}] must be a non-empty list of token IDs"),
+                    )),
+                })
+                .collect(),
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+/// Renders every prompt of a completion request.
+pub fn render_completion(
+    model: &Model,
+    req: &CompletionRequest,
+    sampling: &SamplingFields,
+) -> Result<(Vec<GenerateRequest>, Timings), RenderError> {
+    let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
+    let list = prompts(&req.prompt)?;
+    let many = list.len() > 1;
+    let mut timings = Timings::default();
+    let mut out = Vec::with_capacity(list.len());
+    for (i, p) in list.into_iter().enumerate() {
+        let ids = match p {
+            Prompt::Text(text) => {
+                let t = Instant::now();
+                let ids = encode(model, text, req.add_special_tokens)?;
+                timings.tokenize += t.elapsed();
+                ids
+            }
+            Prompt::Ids(ids) => {
+                if let Some(bad) = ids.iter().find(|id| !model.has_token(**id)) {
+                    return Err(RenderError::invalid(
+                        "prompt",
+                        format!("token ID {bad} is out of range for model `{}`", model.name),
+                    ));
+                }
+                ids
+            }
+        };
+        if ids.is_empty() {
+            return Err(RenderError::invalid(
+                "prompt",
+                "prompt renders to no tokens",
+            ));
+        }
+        let sampling_params = build_sampling_params(model, sampling, ids.len(), false)?;
+        out.push(GenerateRequest {
+            request_id: if many {
+                format!("{base_id}-{i}")
+            } else {
+                base_id.clone()
+            },
+            token_ids: ids,
+            features: None,
+            sampling_params,
+            model: model.name.clone(),
+            stream: req.stream,
+            stream_options: req.stream_options.clone(),
+            cache_salt: req.cache_salt.clone(),
+            priority: req.priority,
+            kv_transfer_params: req.kv_transfer_params.clone(),
+        });
+    }
+    Ok((out, timings))
+}

@@ -1,0 +1,229 @@
+//! Chat messages → the `messages` a chat template sees, built as vLLM and transformers build
+//! them (api.md, "Template inputs"):
+//!
+//! 1. vLLM (`vllm/entrypoints/chat_utils.py`): for templates that read content as a string,
+//!    text parts are joined with `"\n"` and a null content becomes `""` (`[]` for templates
+//!    that iterate parts); an assistant's `tool_calls[].function.arguments` given as a JSON
+//!    string is parsed into an object, and an empty or missing one becomes `{}`.
+//! 2. transformers `apply_chat_template` (`_normalize_chat_messages`): keys whose value is
+//!    `null` are dropped, so templates see them as undefined.
+//! 3. transformers `_alias_reasoning_fields`: the first non-null of `reasoning_content`,
+//!    `thinking`, `reasoning` is passed as `reasoning_content` (and as `thinking`, placed first).
+
+use super::template::ContentFormat;
+use crate::error::RenderError;
+use serde_json::{Map, Value};
+
+/// The names a message's reasoning may arrive under, in transformers' priority order.
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// Converts request messages into template messages.
+pub fn to_template_messages(
+    messages: &[Map<String, Value>],
+    format: ContentFormat,
+) -> Result<Vec<Value>, RenderError> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| convert_message(i, m, format).map(Value::Object))
+        .collect()
+}
+
+fn convert_message(
+    i: usize,
+    msg: &Map<String, Value>,
+    format: ContentFormat,
+) -> Result<Map<String, Value>, RenderError> {
+    let role = match msg.get("role") {
+        Some(Value::String(r)) => r.as_str(),
+        Some(_) => {
+            return Err(RenderError::invalid(
+                format!("messages[{i}].role"),
+                format!("messages[{i}].role must be a string"),
+            ))
+        }
+        None => {
+            return Err(RenderError::invalid(
+                format!("messages[{i}].role"),
+                format!("messages[{i}] has no role"),
+            ))
+        }
+    };
+    let mut out = Map::with_capacity(msg.len() + 2);
+    for (key, value) in msg {
+        let value = match key.as_str() {
+            "content" => convert_content(i, value, format)?,
+            "tool_calls" if role == "assistant" => convert_tool_calls(i, value)?,
+            _ => value.clone(),
+        };
+        // transformers drops null-valued keys so templates see them as undefined.
+        if !value.is_null() {
+            out.insert(key.clone(), value);
+        }
+    }
+    Ok(alias_reasoning(out))
+}
+
+fn convert_content(i: usize, content: &Value, format: ContentFormat) -> Result<Value, RenderError> {
+    let param = || format!("messages[{i}].content");
+    match content {
+        Value::Null => Ok(match format {
+            ContentFormat::String => Value::String(String::new()),
+            ContentFormat::OpenAi => Value::Array(Vec::new()),
+        }),
+        Value::String(_) => Ok(content.clone()),
+        Value::Array(parts) => {
+            for (j, part) in parts.iter().enumerate() {
+                let ty = part.get("type").and_then(Value::as_str);
+                match ty {
+                    Some("text") if part.get("text").is_some_and(Value::is_string) => {}
+                    Some("text") => {
+                        return Err(RenderError::invalid(
+                            format!("messages[{i}].content[{j}].text"),
+                            format!(
+                                "messages[{i}].content[{j}] is a text part without a string `text`"
+                            ),
+                        ))
+                    }
+                    Some(other) => {
+                        return Err(RenderError::invalid(
+                            format!("messages[{i}].content[{j}].type"),
+                            format!(
+                                "unsupported content part type {other:?} (supported: \"text\")"
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(RenderError::invalid(
+                            format!("messages[{i}].content[{j}]"),
+                            format!("messages[{i}].content[{j}] must be an object with a `type`"),
+                        ))
+                    }
+                }
+            }
+            Ok(match format {
+                ContentFormat::OpenAi => content.clone(),
+                ContentFormat::String => {
+                    let texts: Vec<&str> = parts
+                        .iter()
+                        .filter_map(|p| p.get("text").and_then(Value::as_str))
+                        .collect();
+                    Value::String(texts.join("\n"))
+                }
+            })
+        }
+        _ => Err(RenderError::invalid(
+            param(),
+            format!("{} must be a string, a list of parts or null", param()),
+        )),
+    }
+}
+
+fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RenderError> {
+    let Value::Array(list) = calls else {
+        return Ok(calls.clone());
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (j, call) in list.iter().enumerate() {
+        let mut call = call.clone();
+        if let Some(Value::Object(function)) = call.get_mut("function") {
+            let parsed = match function.get("arguments") {
+                None | Some(Value::Null) => Value::Object(Map::new()),
+                Some(Value::String(s)) if s.is_empty() => Value::Object(Map::new()),
+                Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+                    let param = format!("messages[{i}].tool_calls[{j}].function.arguments");
+                    RenderError::invalid(param.clone(), format!("{param} is not valid JSON: {e}"))
+                })?,
+                Some(other) => other.clone(),
+            };
+            function.insert("arguments".into(), parsed);
+        }
+        out.push(call);
+    }
+    Ok(Value::Array(out))
+}
+
+/// transformers: `{"thinking": r, **message, "reasoning_content": r}` when any reasoning field
+/// is set. Map insertion keeps an existing key's position, as a Python dict does.
+fn alias_reasoning(msg: Map<String, Value>) -> Map<String, Value> {
+    let reasoning = REASONING_FIELDS
+        .iter()
+        .find_map(|k| msg.get(*k).filter(|v| !v.is_null()))
+        .cloned();
+    let Some(reasoning) = reasoning else {
+        return msg;
+    };
+    let mut out = Map::with_capacity(msg.len() + 2);
+    out.insert("thinking".into(), reasoning.clone());
+    for (k, v) in msg {
+        out.insert(k, v);
+    }
+    out.insert("reasoning_content".into(), reasoning);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msgs(v: Value) -> Vec<Map<String, Value>> {
+        serde_json::from_value(v).unwrap_or_default()
+    }
+
+    #[test]
+    fn joins_parts_and_parses_arguments() -> Result<(), RenderError> {
+        let m = msgs(json!([
+            {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "f", "arguments": "{\"x\": 1}"}}, {"function": {"name": "g", "arguments": ""}}]},
+            {"role": "assistant", "content": "ok", "reasoning": "r"}
+        ]));
+        let out = to_template_messages(&m, ContentFormat::String)?;
+        assert_eq!(out[0]["content"], json!("a\nb"));
+        assert_eq!(out[1]["content"], json!(""));
+        assert_eq!(
+            out[1]["tool_calls"][0]["function"]["arguments"],
+            json!({"x": 1})
+        );
+        assert_eq!(out[1]["tool_calls"][1]["function"]["arguments"], json!({}));
+        let keys: Vec<&String> = out[2]
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "thinking",
+                "role",
+                "content",
+                "reasoning",
+                "reasoning_content"
+            ]
+        );
+        let out = to_template_messages(&m, ContentFormat::OpenAi)?;
+        assert_eq!(out[1]["content"], json!([]));
+        Ok(())
+    }
+
+    #[test]
+    fn rejects_bad_shapes_with_param() {
+        for (v, param) in [
+            (json!([{"content": "x"}]), "messages[0].role"),
+            (
+                json!([{"role": "user", "content": 5}]),
+                "messages[0].content",
+            ),
+            (
+                json!([{"role": "user", "content": [{"type": "audio"}]}]),
+                "messages[0].content[0].type",
+            ),
+            (
+                json!([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{"}}]}]),
+                "messages[0].tool_calls[0].function.arguments",
+            ),
+        ] {
+            let err = to_template_messages(&msgs(v), ContentFormat::String).err();
+            assert_eq!(err.as_ref().and_then(|e| e.param()), Some(param));
+        }
+    }
+}

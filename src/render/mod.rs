@@ -1,0 +1,37 @@
+//! Chat and completion requests → prompt text → token IDs, exactly as Hugging Face
+//! transformers `apply_chat_template` + `encode(add_special_tokens=False)` produce them.
+
+pub mod chat;
+pub mod completion;
+pub mod messages;
+pub mod pyjson;
+pub mod sampling;
+pub mod template;
+pub mod template_env;
+
+pub use chat::{render_chat, render_chat_prompt, ChatRendered};
+pub use completion::render_completion;
+
+use std::time::Duration;
+
+/// Server-wide switches that change how requests render.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Allow `chat_template` in the request (compiled per request; vLLM's
+    /// `--trust-request-chat-template`).
+    pub trust_request_chat_template: bool,
+    /// Fuel for per-request templates; model templates carry their own from load time.
+    pub template_fuel: Option<u64>,
+}
+
+/// Where a render's time went, for the metrics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    pub template: Duration,
+    pub tokenize: Duration,
+}
+
+/// A fresh request id with vLLM's prefixes (`chatcmpl-`, `cmpl-`).
+pub fn request_id(prefix: &str) -> String {
+    format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
+}

@@ -1,0 +1,167 @@
+//! Request sampling fields + the model's `generation_config.json` → vLLM `SamplingParams`.
+//!
+//! Precedence is vLLM's: a request value, else the generation-config default
+//! (`ModelConfig.get_diff_sampling_param`), else `SamplingParams`' own default. Validation
+//! mirrors `SamplingParams._verify_args`, so a request vLLM would reject is a 400 here.
+
+use crate::error::RenderError;
+use crate::model::Model;
+use crate::protocol::{SamplingFields, SamplingParams, StopSpec};
+
+/// vLLM's `_SAMPLING_EPS`: below it, temperature means greedy decoding.
+const SAMPLING_EPS: f64 = 1e-5;
+
+fn check(ok: bool, param: &str, message: String) -> Result<(), RenderError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::invalid(param, message))
+    }
+}
+
+/// Builds `SamplingParams` for a prompt of `prompt_len` tokens. `chat` selects how
+/// `logprobs` is read (chat: bool + `top_logprobs`; completions: an int).
+pub fn build_sampling_params(
+    model: &Model,
+    f: &SamplingFields,
+    prompt_len: usize,
+    chat: bool,
+) -> Result<SamplingParams, RenderError> {
+    let g = &model.generation;
+    if let Some(max) = model.max_model_len {
+        if prompt_len as u64 >= max {
+            return Err(RenderError::PromptTooLong {
+                prompt_tokens: prompt_len,
+                max_model_len: max,
+            });
+        }
+    }
+    // vLLM `get_max_tokens`: the smallest of the room left, the request's and the default.
+    let room = model.max_model_len.map(|m| m - prompt_len as u64);
+    let requested = f.max_completion_tokens.or(f.max_tokens);
+    let max_tokens = [room, requested, g.max_new_tokens]
+        .into_iter()
+        .flatten()
+        .min();
+
+    let logprobs = match &f.logprobs {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Bool(b)) if chat => b.then_some(f.top_logprobs.unwrap_or(0)),
+        Some(v) if !chat => Some(v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
+            || RenderError::invalid("logprobs", "logprobs must be a non-negative integer"),
+        )?),
+        Some(_) => {
+            return Err(RenderError::invalid(
+                "logprobs",
+                "logprobs must be a boolean",
+            ))
+        }
+    };
+    let stop = match &f.stop {
+        None => Vec::new(),
+        Some(StopSpec::One(s)) => vec![s.clone()],
+        Some(StopSpec::Many(v)) => v.clone(),
+    };
+    // api.md: stop_token_ids are the model's EOS ids from generation_config.json plus the
+    // request's own, without duplicates.
+    let mut stop_token_ids = model.eos_token_ids.clone();
+    for id in f.stop_token_ids.iter().flatten() {
+        if !stop_token_ids.contains(id) {
+            stop_token_ids.push(*id);
+        }
+    }
+
+    let mut p = SamplingParams {
+        n: f.n.unwrap_or(1),
+        presence_penalty: f.presence_penalty.unwrap_or(0.0),
+        frequency_penalty: f.frequency_penalty.unwrap_or(0.0),
+        repetition_penalty: f.repetition_penalty.or(g.repetition_penalty).unwrap_or(1.0),
+        temperature: f.temperature.or(g.temperature).unwrap_or(1.0),
+        top_p: f.top_p.or(g.top_p).unwrap_or(1.0),
+        top_k: f.top_k.or(g.top_k).unwrap_or(0),
+        min_p: f.min_p.or(g.min_p).unwrap_or(0.0),
+        seed: f.seed,
+        stop,
+        stop_token_ids,
+        ignore_eos: f.ignore_eos.unwrap_or(false),
+        max_tokens,
+        min_tokens: f.min_tokens.unwrap_or(0),
+        logprobs,
+        prompt_logprobs: f.prompt_logprobs,
+        skip_special_tokens: f.skip_special_tokens.unwrap_or(true),
+        spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
+        include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
+    };
+
+    check(p.n >= 1, "n", format!("n must be at least 1, got {}", p.n))?;
+    for (name, v) in [
+        ("presence_penalty", p.presence_penalty),
+        ("frequency_penalty", p.frequency_penalty),
+    ] {
+        check(
+            (-2.0..=2.0).contains(&v),
+            name,
+            format!("{name} must be in [-2, 2], got {v}"),
+        )?;
+    }
+    check(
+        p.repetition_penalty > 0.0 && p.repetition_penalty.is_finite(),
+        "repetition_penalty",
+        format!(
+            "repetition_penalty must be greater than zero, got {}",
+            p.repetition_penalty
+        ),
+    )?;
+    check(
+        p.temperature >= 0.0 && p.temperature.is_finite(),
+        "temperature",
+        format!("temperature must be non-negative, got {}", p.temperature),
+    )?;
+    check(
+        p.top_p > 0.0 && p.top_p <= 1.0,
+        "top_p",
+        format!("top_p must be in (0, 1], got {}", p.top_p),
+    )?;
+    check(
+        p.top_k >= -1,
+        "top_k",
+        format!(
+            "top_k must be -1 (disable), 0 (disable) or at least 1, got {}",
+            p.top_k
+        ),
+    )?;
+    check(
+        (0.0..=1.0).contains(&p.min_p),
+        "min_p",
+        format!("min_p must be in [0, 1], got {}", p.min_p),
+    )?;
+    if let Some(max) = requested {
+        check(
+            max >= 1,
+            "max_tokens",
+            format!("max_tokens must be at least 1, got {max}"),
+        )?;
+    }
+    if let Some(max) = p.max_tokens {
+        check(
+            p.min_tokens <= max,
+            "min_tokens",
+            format!(
+                "min_tokens must be less than or equal to max_tokens={max}, got {}",
+                p.min_tokens
+            ),
+        )?;
+    }
+    check(
+        !p.stop.iter().any(String::is_empty),
+        "stop",
+        "stop cannot contain an empty string".into(),
+    )?;
+    if p.temperature < SAMPLING_EPS {
+        // vLLM: greedy sampling ignores the truncation knobs.
+        p.top_p = 1.0;
+        p.top_k = 0;
+        p.min_p = 0.0;
+    }
+    Ok(p)
+}

@@ -1,0 +1,143 @@
+//! A model's compiled chat templates and how one is chosen per request.
+//!
+//! Templates are compiled once, at model load, into one minijinja environment per model;
+//! rendering borrows it immutably, so requests render in parallel with no lock.
+
+use super::template_env::{new_environment, strip_generation_tags};
+use minijinja::Environment;
+use thiserror::Error;
+
+/// How a template reads `message.content` (vLLM's "chat template content format").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentFormat {
+    /// The template concatenates `message.content` as a string: text parts are joined with
+    /// `"\n"` and a null content becomes `""`.
+    String,
+    /// The template iterates content parts (`{"type": "text", ...}`): parts are passed as
+    /// given and a null content becomes `[]`.
+    OpenAi,
+}
+
+impl ContentFormat {
+    /// Detects the format from the template source, with the same rule the render goldens
+    /// were generated with (`reference/gen_render_goldens.py::template_reads_string_content`):
+    /// a template that indexes a part's `type` or loops over `message['content']` reads parts.
+    pub fn detect(source: &str) -> ContentFormat {
+        const PART_MARKERS: [&str; 6] = [
+            "content['type']",
+            "content[\"type\"]",
+            "content.type",
+            "item['type']",
+            "for content in message['content']",
+            "message.content is not string",
+        ];
+        if PART_MARKERS.iter().any(|m| source.contains(m)) {
+            ContentFormat::OpenAi
+        } else {
+            ContentFormat::String
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum TemplateLoadError {
+    #[error("chat template {name:?} does not compile: {source:#}")]
+    Compile {
+        name: String,
+        source: minijinja::Error,
+    },
+}
+
+/// Why no template could be chosen for a request.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum SelectError {
+    #[error("this model has no chat template; use /v1/completions/render or pass chat_template")]
+    NoTemplate,
+    #[error("this model has several chat templates ({0}) and none is named \"default\"")]
+    NoDefault(String),
+}
+
+/// The compiled chat templates of one model.
+pub struct ChatTemplates {
+    env: Environment<'static>,
+    /// (name, content format, source) in file order.
+    entries: Vec<(String, ContentFormat, String)>,
+}
+
+impl std::fmt::Debug for ChatTemplates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| &e.0))
+            .finish()
+    }
+}
+
+/// A template chosen for a request.
+pub struct Selected<'a> {
+    pub template: minijinja::Template<'a, 'a>,
+    pub source: &'a str,
+    pub format: ContentFormat,
+}
+
+impl ChatTemplates {
+    /// Compiles `(name, source)` pairs. A single unnamed template is named `default`.
+    pub fn compile(
+        templates: Vec<(String, String)>,
+        fuel: Option<u64>,
+    ) -> Result<Self, TemplateLoadError> {
+        let mut env = new_environment(fuel).map_err(|source| TemplateLoadError::Compile {
+            name: String::new(),
+            source,
+        })?;
+        let mut entries = Vec::with_capacity(templates.len());
+        for (name, source) in templates {
+            let format = ContentFormat::detect(&source);
+            env.add_template_owned(name.clone(), strip_generation_tags(&source))
+                .map_err(|source| TemplateLoadError::Compile {
+                    name: name.clone(),
+                    source,
+                })?;
+            entries.push((name, format, source));
+        }
+        Ok(ChatTemplates { env, entries })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.0.as_str())
+    }
+
+    /// transformers' `get_chat_template`: with several named templates, `tool_use` when the
+    /// request passes tools (even an empty list), else `default`.
+    pub fn select(&self, has_tools: bool) -> Result<Selected<'_>, SelectError> {
+        let entry = match self.entries.as_slice() {
+            [] => return Err(SelectError::NoTemplate),
+            [only] => only,
+            many => {
+                let find = |n: &str| many.iter().find(|e| e.0 == n);
+                let tool_use = if has_tools { find("tool_use") } else { None };
+                tool_use.or_else(|| find("default")).ok_or_else(|| {
+                    SelectError::NoDefault(
+                        many.iter()
+                            .map(|e| e.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    )
+                })?
+            }
+        };
+        // The name was added to this environment in `compile`, so lookup cannot fail.
+        let template = self
+            .env
+            .get_template(&entry.0)
+            .map_err(|_| SelectError::NoTemplate)?;
+        Ok(Selected {
+            template,
+            source: &entry.2,
+            format: entry.1,
+        })
+    }
+}

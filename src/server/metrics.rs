@@ -1,0 +1,108 @@
+//! Prometheus metrics (`GET /metrics`, text format 0.0.4). Names are prefixed `llm_render_`.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+};
+use std::time::Duration;
+
+/// Latency buckets from 50 µs to 10 s: renders of short prompts take well under a millisecond.
+const BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0,
+];
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: IntCounterVec,
+    pub errors: IntCounterVec,
+    pub latency: HistogramVec,
+    pub in_flight: IntGauge,
+    pub prompt_tokens: IntCounterVec,
+    pub template_seconds: HistogramVec,
+    pub tokenize_seconds: HistogramVec,
+}
+
+impl Metrics {
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new_custom(Some("llm_render".into()), None)?;
+        let requests = IntCounterVec::new(
+            Opts::new("requests_total", "HTTP requests by route and status"),
+            &["route", "status"],
+        )?;
+        let errors = IntCounterVec::new(
+            Opts::new(
+                "errors_total",
+                "HTTP responses with status >= 400, by route and status",
+            ),
+            &["route", "status"],
+        )?;
+        let latency = HistogramVec::new(
+            HistogramOpts::new("request_duration_seconds", "Request latency by route")
+                .buckets(BUCKETS.to_vec()),
+            &["route"],
+        )?;
+        let in_flight = IntGauge::new("requests_in_flight", "Requests being served")?;
+        let prompt_tokens = IntCounterVec::new(
+            Opts::new("prompt_tokens_total", "Prompt tokens rendered"),
+            &["model"],
+        )?;
+        let template_seconds = HistogramVec::new(
+            HistogramOpts::new("template_render_seconds", "Chat template render time")
+                .buckets(BUCKETS.to_vec()),
+            &["model"],
+        )?;
+        let tokenize_seconds = HistogramVec::new(
+            HistogramOpts::new("tokenize_seconds", "Tokenization time").buckets(BUCKETS.to_vec()),
+            &["model"],
+        )?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(errors.clone()))?;
+        registry.register(Box::new(latency.clone()))?;
+        registry.register(Box::new(in_flight.clone()))?;
+        registry.register(Box::new(prompt_tokens.clone()))?;
+        registry.register(Box::new(template_seconds.clone()))?;
+        registry.register(Box::new(tokenize_seconds.clone()))?;
+        Ok(Metrics {
+            registry,
+            requests,
+            errors,
+            latency,
+            in_flight,
+            prompt_tokens,
+            template_seconds,
+            tokenize_seconds,
+        })
+    }
+
+    /// Records one finished HTTP request.
+    pub fn observe_request(&self, route: &str, status: u16, elapsed: Duration) {
+        let status = status.to_string();
+        self.requests.with_label_values(&[route, &status]).inc();
+        if status.as_str() >= "400" {
+            self.errors.with_label_values(&[route, &status]).inc();
+        }
+        self.latency
+            .with_label_values(&[route])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Records one render's token count and stage times.
+    pub fn observe_render(&self, model: &str, tokens: usize, timings: crate::render::Timings) {
+        self.prompt_tokens
+            .with_label_values(&[model])
+            .inc_by(tokens as u64);
+        self.template_seconds
+            .with_label_values(&[model])
+            .observe(timings.template.as_secs_f64());
+        self.tokenize_seconds
+            .with_label_values(&[model])
+            .observe(timings.tokenize.as_secs_f64());
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut buf = Vec::new();
+        // Encoding into a Vec cannot fail for well-formed metric families.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+}

@@ -1,0 +1,171 @@
+//! The HTTP tier: axum router, limits, metrics and graceful shutdown.
+//!
+//! Layers, outermost first: tracing → metrics (every route) → for the work routes, a
+//! concurrency limit that answers 503 at once when saturated → a per-request timeout (504)
+//! → a body limit (413) → the handler, which runs CPU work on the blocking pool so no
+//! request stalls the reactor.
+
+mod error;
+mod metrics;
+mod routes;
+
+pub use error::ApiError;
+pub use metrics::Metrics;
+
+use crate::model::ModelRegistry;
+use crate::render::RenderOptions;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+/// Limits and switches of one server process (see `llm-render serve --help`).
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    pub max_concurrency: usize,
+    pub render: RenderOptions,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_body_bytes: 32 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            max_concurrency: 512,
+            render: RenderOptions::default(),
+        }
+    }
+}
+
+/// Shared, read-only state of the server.
+pub struct AppState {
+    pub models: ModelRegistry,
+    pub config: ServerConfig,
+    pub metrics: Metrics,
+    permits: Arc<Semaphore>,
+}
+
+impl AppState {
+    pub fn new(
+        models: ModelRegistry,
+        config: ServerConfig,
+    ) -> Result<Arc<Self>, prometheus::Error> {
+        let permits = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
+        Ok(Arc::new(AppState {
+            models,
+            metrics: Metrics::new()?,
+            config,
+            permits,
+        }))
+    }
+}
+
+/// Builds the router with every route and layer.
+pub fn router(state: Arc<AppState>) -> Router {
+    let work = Router::new()
+        .route("/v1/chat/completions/render", post(routes::chat_render))
+        .route("/v1/completions/render", post(routes::completion_render))
+        .route("/tokenize", post(routes::tokenize))
+        .route("/detokenize", post(routes::detokenize))
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            concurrency_limit,
+        ));
+    Router::new()
+        .route("/health", get(routes::health))
+        .route("/v1/models", get(routes::models))
+        .route("/metrics", get(routes::metrics))
+        .merge(work)
+        .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), track))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Serves until SIGTERM or Ctrl-C, then stops accepting and drains in-flight requests.
+pub async fn serve(listener: tokio::net::TcpListener, state: Arc<AppState>) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown signal received; draining in-flight requests");
+}
+
+/// Counts every request by matched route and status, and tracks requests in flight.
+async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let start = Instant::now();
+    state.metrics.in_flight.inc();
+    let resp = next.run(req).await;
+    state.metrics.in_flight.dec();
+    state
+        .metrics
+        .observe_request(&route, resp.status().as_u16(), start.elapsed());
+    resp
+}
+
+/// Rejects with 503 when `--max-concurrency` requests are already being served.
+async fn concurrency_limit(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    match state.permits.clone().try_acquire_owned() {
+        Ok(_permit) => next.run(req).await,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "server is at its concurrency limit ({}); retry later",
+                state.config.max_concurrency
+            ),
+        )
+        .into_response(),
+    }
+}
+
+/// Answers 504 when a request takes longer than `--request-timeout-secs`.
+async fn timeout(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "request took longer than the server's {:.1} s limit",
+                limit.as_secs_f64()
+            ),
+        )
+        .into_response(),
+    }
+}

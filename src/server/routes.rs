@@ -1,0 +1,209 @@
+//! Route handlers. Each parses its body, runs the CPU work on the blocking pool and maps
+//! every failure to an OpenAI-shaped error.
+
+use super::{ApiError, AppState};
+use crate::error::RenderError;
+use crate::protocol::{
+    parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
+    GenerateRequest, ModelCard, ModelList, SamplingFields, TokenizeRequest, TokenizeResponse,
+};
+use crate::render::{self, render_chat, render_completion};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Json;
+use std::sync::Arc;
+
+type Body = Result<Bytes, BytesRejection>;
+
+/// The request body, or 413 past `--max-body-bytes` (axum's `DefaultBodyLimit`).
+fn body(b: Body) -> Result<Bytes, ApiError> {
+    b.map_err(|r| {
+        let status = r.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "request body is larger than the server's limit (--max-body-bytes)".to_string()
+        } else {
+            r.body_text()
+        };
+        ApiError::new(status, message)
+    })
+}
+
+/// Runs CPU-bound work on the blocking pool so the reactor keeps serving other requests.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, RenderError> + Send + 'static,
+) -> Result<T, ApiError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(ApiError::from),
+        Err(e) => {
+            tracing::error!("render task failed: {e}");
+            Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error while rendering",
+            ))
+        }
+    }
+}
+
+pub async fn chat_render(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<GenerateRequest>, ApiError> {
+    let bytes = body(b)?;
+    let st2 = st.clone();
+    let out = blocking(move || {
+        let req: ChatRequest = parse_json(&bytes)?;
+        let sampling: SamplingFields = parse_json(&bytes)?;
+        let model = st2.models.get(req.model.as_deref())?;
+        let (out, timings) = render_chat(&model, &req, &sampling, &st2.config.render)?;
+        st2.metrics
+            .observe_render(&model.name, out.token_ids.len(), timings);
+        Ok(out)
+    })
+    .await?;
+    Ok(Json(out))
+}
+
+pub async fn completion_render(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<Vec<GenerateRequest>>, ApiError> {
+    let bytes = body(b)?;
+    let st2 = st.clone();
+    let out = blocking(move || {
+        let req: CompletionRequest = parse_json(&bytes)?;
+        let sampling: SamplingFields = parse_json(&bytes)?;
+        let model = st2.models.get(req.model.as_deref())?;
+        let (out, timings) = render_completion(&model, &req, &sampling)?;
+        let tokens = out.iter().map(|g| g.token_ids.len()).sum();
+        st2.metrics.observe_render(&model.name, tokens, timings);
+        Ok(out)
+    })
+    .await?;
+    Ok(Json(out))
+}
+
+pub async fn tokenize(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<TokenizeResponse>, ApiError> {
+    let bytes = body(b)?;
+    let st2 = st.clone();
+    let out = blocking(move || {
+        let req: TokenizeRequest = parse_json(&bytes)?;
+        let model = st2.models.get(req.model.as_deref())?;
+        let tokens = match (&req.prompt, &req.messages) {
+            (Some(prompt), None) => {
+                render::chat::encode(&model, prompt, req.add_special_tokens.unwrap_or(true))?
+            }
+            (None, Some(_)) => {
+                let chat: ChatRequest = parse_json(&bytes)?;
+                let prompt = render::render_chat_prompt(&model, &chat, &st2.config.render)?;
+                if req.add_special_tokens.unwrap_or(false) {
+                    render::chat::encode(&model, &prompt.prompt, true)?
+                } else {
+                    prompt.token_ids
+                }
+            }
+            _ => {
+                return Err(RenderError::invalid(
+                    "prompt",
+                    "pass exactly one of `prompt` and `messages`",
+                ))
+            }
+        };
+        let token_strs = req.return_token_strs.then(|| {
+            tokens
+                .iter()
+                .map(|id| model.tokenizer.id_to_token(*id).unwrap_or_default())
+                .collect()
+        });
+        Ok(TokenizeResponse {
+            count: tokens.len(),
+            max_model_len: model.max_model_len,
+            tokens,
+            token_strs,
+        })
+    })
+    .await?;
+    Ok(Json(out))
+}
+
+pub async fn detokenize(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<DetokenizeResponse>, ApiError> {
+    let bytes = body(b)?;
+    let st2 = st.clone();
+    let out = blocking(move || {
+        let req: DetokenizeRequest = parse_json(&bytes)?;
+        let model = st2.models.get(req.model.as_deref())?;
+        if let Some((i, id)) = req
+            .tokens
+            .iter()
+            .enumerate()
+            .find(|(_, id)| !model.has_token(**id))
+        {
+            return Err(RenderError::invalid(
+                format!("tokens[{i}]"),
+                format!("token ID {id} is out of range for model `{}`", model.name),
+            ));
+        }
+        let prompt = model
+            .tokenizer
+            .decode(&req.tokens, false)
+            .map_err(|e| RenderError::Tokenizer(e.to_string()))?;
+        Ok(DetokenizeResponse { prompt })
+    })
+    .await?;
+    Ok(Json(out))
+}
+
+pub async fn health() -> StatusCode {
+    StatusCode::OK
+}
+
+pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let data = st
+        .models
+        .models()
+        .iter()
+        .map(|m| ModelCard {
+            id: m.name.clone(),
+            object: "model",
+            created,
+            owned_by: "llm-render",
+            root: m.source.clone(),
+            parent: None,
+            max_model_len: m.max_model_len,
+        })
+        .collect();
+    Json(ModelList {
+        object: "list",
+        data,
+    })
+}
+
+pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        st.metrics.render_text(),
+    )
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "no such route")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed on this route",
+    )
+}
