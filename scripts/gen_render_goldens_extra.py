@@ -63,6 +63,11 @@ def feature_cases():
         {"role": "user", "content": "Zürich?"},
         {"role": "assistant", "content": None, "tool_calls": [ref.call("c1", "get_weather", {"city": "Zürich", "unit": "celsius"})]},
         {"role": "tool", "tool_call_id": "c1", "content": "{\"t\": -2.5, \"s\": \"❄\"}"}])
+    add("f_float_args", tools=[ref.WEATHER], messages=[
+        {"role": "user", "content": "floats"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "n", "type": "function", "function": {
+            "name": "get_weather", "arguments": {"a": 2.0, "b": 1e20, "c": 1.5e-7, "d": -0.0, "e": 123456789012345678, "f": 0.1}}}]},
+        {"role": "user", "content": "ok"}])
     add("f_documents_ascii", documents=[{"title": "café", "text": "Ünïcödé ✓ \"q\"\n"}, {"title": "b", "text": "𝔘"}],
         messages=[{"role": "user", "content": "Summarize."}])
     add("f_reasoning_alias", messages=[

@@ -148,15 +148,12 @@ fn key_string(key: &Value) -> Result<String, Error> {
 }
 
 fn write_number(out: &mut String, value: &Value) {
-    if let Some(i) = value.as_i64() {
-        let _ = write!(out, "{i}");
+    if value.is_integer() {
+        // i64, u64 and 128-bit integers print as Python ints.
+        let _ = write!(out, "{value}");
         return;
     }
     match f64::try_from(value.clone()) {
-        Ok(f) if f.fract() == 0.0 && f.is_finite() && !value.to_string().contains('.') => {
-            // u64/i128 integers that do not fit i64
-            out.push_str(&value.to_string());
-        }
         Ok(f) => out.push_str(&py_float_repr(f)),
         Err(_) => out.push_str(&value.to_string()),
     }

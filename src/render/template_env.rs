@@ -170,7 +170,8 @@ mod tests {
     fn render(src: &str, ctx: serde_json::Value) -> Result<String, Error> {
         let mut env = new_environment(Some(100_000))?;
         env.add_template_owned("t", strip_generation_tags(src))?;
-        env.get_template("t")?.render(ctx)
+        env.get_template("t")?
+            .render(Value::from(minijinja::value::Serde(ctx)))
     }
 
     #[test]

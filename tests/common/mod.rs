@@ -1,0 +1,105 @@
+//! Shared helpers for the end-to-end tests: fixture paths, golden files, and real servers
+//! on loopback (one runtime thread per server, shared by the tests of one binary).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use llm_render::model::{LoadOptions, Model, ModelRegistry};
+use llm_render::server::{self, AppState, ServerConfig};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every model the goldens use, loaded from fixtures/models.
+pub const GOLDEN_MODELS: [&str; 4] = ["qwen3", "llama3_1", "deepseek_v3", "features"];
+
+pub fn load_models(names: &[&str], opts: &LoadOptions) -> ModelRegistry {
+    let models = names
+        .iter()
+        .map(|n| {
+            Model::load_dir(n, &fixtures().join("models").join(n), opts)
+                .expect("fixture model loads")
+        })
+        .collect();
+    ModelRegistry::new(models).expect("unique names")
+}
+
+/// The golden models, loaded once per test binary.
+pub fn golden_registry() -> ModelRegistry {
+    static REG: OnceLock<ModelRegistry> = OnceLock::new();
+    REG.get_or_init(|| {
+        load_models(
+            &GOLDEN_MODELS,
+            &LoadOptions {
+                template_fuel: Some(50_000_000),
+                ..Default::default()
+            },
+        )
+    })
+    .clone()
+}
+
+/// One golden record: a request and either its token IDs or the error transformers raised.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Golden {
+    pub id: String,
+    pub model: String,
+    pub request: serde_json::Value,
+    pub expected_token_ids: Option<Vec<u32>>,
+    pub expected_error: Option<String>,
+}
+
+/// All render goldens: the vendored dev set and our extra cases.
+pub fn goldens() -> Vec<Golden> {
+    let mut out = Vec::new();
+    for dir in ["render", "render_extra"] {
+        let mut files: Vec<_> = std::fs::read_dir(fixtures().join("goldens").join(dir))
+            .expect("golden dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        for f in files {
+            for line in std::fs::read_to_string(&f).expect("golden file").lines() {
+                if !line.trim().is_empty() {
+                    out.push(serde_json::from_str(line).expect("golden line"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Starts a real server on 127.0.0.1 with `config` and returns its base URL. The server runs
+/// on its own thread until the test binary exits.
+pub fn start_server(models: ModelRegistry, config: ServerConfig) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let state = AppState::new(models, config).unwrap();
+            axum::serve(listener, server::router(state)).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().expect("server started"))
+}
+
+/// The golden models on a default-config server, shared by the tests of one binary.
+pub fn golden_server() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| start_server(golden_registry(), ServerConfig::default()))
+}
+
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap()
+}

@@ -1,0 +1,415 @@
+//! End-to-end tests of the HTTP API on loopback: every route, and every class of bad input
+//! answered with the right status and an OpenAI-shaped error naming the problem.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use llm_render::model::LoadOptions;
+use llm_render::render::RenderOptions;
+use llm_render::server::ServerConfig;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn post(url: &str, body: impl Into<reqwest::blocking::Body>) -> (u16, Value) {
+    let resp = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn post_json(url: &str, body: &Value) -> (u16, Value) {
+    post(url, body.to_string())
+}
+
+/// Asserts an OpenAI-shaped error with `status`, a message containing `needle`, and `param`.
+fn assert_error(got: &(u16, Value), status: u16, needle: &str, param: Option<&str>) {
+    let (code, body) = got;
+    assert_eq!(*code, status, "{body}");
+    let err = &body["error"];
+    assert_eq!(err["code"], status, "{body}");
+    assert!(err["type"].is_string(), "{body}");
+    let msg = err["message"].as_str().unwrap_or_default();
+    assert!(msg.contains(needle), "message {msg:?} lacks {needle:?}");
+    if let Some(p) = param {
+        assert_eq!(err["param"], p, "{body}");
+    }
+}
+
+fn chat_url(base: &str) -> String {
+    format!("{base}/v1/chat/completions/render")
+}
+
+fn hello(model: &str) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "Hi there!"}]})
+}
+
+/// A request-supplied template that loops `n`×`n` times.
+fn slow_template(n: u32) -> String {
+    format!("{{% for i in range({n}) %}}{{% for j in range({n}) %}}{{% endfor %}}{{% endfor %}}x")
+}
+
+fn qwen3_only() -> llm_render::model::ModelRegistry {
+    load_models(&["qwen3"], &LoadOptions::default())
+}
+
+#[test]
+fn render_response_has_vllm_shape_and_generation_defaults() {
+    let (status, body) = post_json(
+        &chat_url(golden_server()),
+        &json!({
+            "model": "qwen3", "messages": [{"role": "user", "content": "Hi there!"}],
+            "max_tokens": 7, "stop": "END", "seed": 3, "cache_salt": "s", "priority": 2
+        }),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(body["request_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("chatcmpl-"));
+    assert_eq!(
+        body["token_ids"],
+        json!([151644, 872, 198, 13048, 1052, 0, 151645, 198, 151644, 77091, 198])
+    );
+    assert_eq!(body["model"], "qwen3");
+    assert_eq!(body["features"], Value::Null);
+    assert_eq!(body["cache_salt"], "s");
+    assert_eq!(body["priority"], 2);
+    let sp = &body["sampling_params"];
+    // generation_config.json: temperature 0.6, top_p 0.95, top_k 20, eos [151645, 151643]
+    assert_eq!(sp["temperature"], 0.6);
+    assert_eq!(sp["top_p"], 0.95);
+    assert_eq!(sp["top_k"], 20);
+    assert_eq!(sp["stop_token_ids"], json!([151645, 151643]));
+    assert_eq!(sp["max_tokens"], 7);
+    assert_eq!(sp["stop"], json!(["END"]));
+    assert_eq!(sp["seed"], 3);
+    assert_eq!(sp["skip_special_tokens"], true);
+}
+
+#[test]
+fn completion_render_tokenize_and_detokenize() {
+    let base = golden_server();
+    // Completions add special tokens: Llama's post-processor writes BOS.
+    let (status, body) = post_json(
+        &format!("{base}/v1/completions/render"),
+        &json!({"model": "llama3_1", "prompt": ["Hello", "World"]}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body.as_array().unwrap().len(), 2);
+    assert_eq!(body[0]["token_ids"][0], 128000);
+    let (status, body) = post_json(
+        &format!("{base}/v1/completions/render"),
+        &json!({"model": "qwen3", "prompt": [[1, 2, 3]]}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body[0]["token_ids"], json!([1, 2, 3]));
+
+    let (status, tok) = post_json(
+        &format!("{base}/tokenize"),
+        &json!({"model": "qwen3", "prompt": "Hi there!", "return_token_strs": true}),
+    );
+    assert_eq!(status, 200, "{tok}");
+    assert_eq!(tok["tokens"], json!([13048, 1052, 0]));
+    assert_eq!(tok["count"], 3);
+    assert_eq!(tok["max_model_len"], 40960);
+    let (status, chat) = post_json(&format!("{base}/tokenize"), &hello("qwen3"));
+    assert_eq!(status, 200, "{chat}");
+    assert_eq!(chat["count"], 11);
+    let (status, detok) = post_json(
+        &format!("{base}/detokenize"),
+        &json!({"model": "qwen3", "tokens": [151644, 13048, 1052, 0]}),
+    );
+    assert_eq!(status, 200, "{detok}");
+    assert_eq!(detok["prompt"], "<|im_start|>Hi there!");
+}
+
+#[test]
+fn health_models_and_metrics() {
+    let base = golden_server();
+    assert_eq!(
+        client()
+            .get(format!("{base}/health"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16(),
+        200
+    );
+    let models: Value = client()
+        .get(format!("{base}/v1/models"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, GOLDEN_MODELS);
+    post_json(&chat_url(base), &hello("qwen3"));
+    post_json(&chat_url(base), &hello("nope"));
+    let text = client()
+        .get(format!("{base}/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    for needle in [
+        "llm_render_requests_total{route=\"/v1/chat/completions/render\",status=\"200\"}",
+        "llm_render_errors_total{route=\"/v1/chat/completions/render\",status=\"404\"}",
+        "llm_render_request_duration_seconds_bucket",
+        "llm_render_prompt_tokens_total{model=\"qwen3\"}",
+        "llm_render_template_render_seconds_bucket",
+        "llm_render_tokenize_seconds_bucket",
+        "llm_render_requests_in_flight",
+    ] {
+        assert!(text.contains(needle), "metrics lack {needle}");
+    }
+}
+
+#[test]
+fn malformed_json_and_wrong_types_are_400_naming_the_field() {
+    let url = chat_url(golden_server());
+    assert_error(&post(&url, "{\"messages\": [}"), 400, "invalid JSON", None);
+    assert_error(&post(&url, ""), 400, "invalid JSON", None);
+    assert_error(
+        &post_json(&url, &json!({"model": "qwen3", "messages": "hi"})),
+        400,
+        "messages",
+        Some("messages"),
+    );
+    assert_error(
+        &post_json(&url, &json!({"model": "qwen3"})),
+        400,
+        "messages",
+        None,
+    );
+    let mut req = hello("qwen3");
+    req["temperature"] = json!("hot");
+    assert_error(
+        &post_json(&url, &req),
+        400,
+        "temperature",
+        Some("temperature"),
+    );
+    req["temperature"] = json!(-1.0);
+    assert_error(
+        &post_json(&url, &req),
+        400,
+        "temperature",
+        Some("temperature"),
+    );
+    let bad_role = json!({"model": "qwen3", "messages": [{"content": "x"}]});
+    assert_error(
+        &post_json(&url, &bad_role),
+        400,
+        "role",
+        Some("messages[0].role"),
+    );
+    let bad_args = json!({"model": "qwen3", "messages": [{"role": "user", "content": "x"},
+        {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{not json"}}]}]});
+    assert_error(
+        &post_json(&url, &bad_args),
+        400,
+        "not valid JSON",
+        Some("messages[1].tool_calls[0].function.arguments"),
+    );
+    let both = json!({"model": "qwen3", "messages": [{"role": "user", "content": "x"}], "continue_final_message": true});
+    assert_error(
+        &post_json(&url, &both),
+        400,
+        "not compatible",
+        Some("continue_final_message"),
+    );
+    let empty = json!({"model": "qwen3", "messages": []});
+    assert_error(
+        &post_json(&url, &empty),
+        400,
+        "at least one message",
+        Some("messages"),
+    );
+    let untrusted = json!({"model": "qwen3", "messages": [{"role": "user", "content": "x"}], "chat_template": "{{ 1 }}"});
+    assert_error(
+        &post_json(&url, &untrusted),
+        400,
+        "--trust-request-chat-template",
+        Some("chat_template"),
+    );
+}
+
+#[test]
+fn unknown_model_route_and_method() {
+    let base = golden_server();
+    assert_error(
+        &post_json(&chat_url(base), &hello("gpt-9")),
+        404,
+        "gpt-9",
+        Some("model"),
+    );
+    // Several models are served, so the name is required.
+    let mut no_model = hello("x");
+    no_model.as_object_mut().unwrap().remove("model");
+    assert_error(
+        &post_json(&chat_url(base), &no_model),
+        400,
+        "model",
+        Some("model"),
+    );
+    assert_error(
+        &post_json(&format!("{base}/v1/nope"), &json!({})),
+        404,
+        "no such route",
+        None,
+    );
+    let resp = client().get(chat_url(base)).send().unwrap();
+    assert_eq!(resp.status().as_u16(), 405);
+}
+
+#[test]
+fn template_raise_exception_is_400_with_its_message() {
+    let req = json!({"model": "llama3_1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
+    assert_error(
+        &post_json(&chat_url(golden_server()), &req),
+        400,
+        "This model only supports single tool-calls at once!",
+        None,
+    );
+    // A type error inside the template: `.strip()` on a number (Jinja2 raises too).
+    let req = json!({"model": "features", "messages": [{"role": "user", "content": "x"},
+        {"role": "assistant", "content": "a", "reasoning_content": 5}, {"role": "user", "content": "y"}]});
+    assert_error(
+        &post_json(&chat_url(golden_server()), &req),
+        400,
+        "TemplateError",
+        None,
+    );
+}
+
+#[test]
+fn out_of_range_token_ids_are_400() {
+    let base = golden_server();
+    let got = post_json(
+        &format!("{base}/v1/completions/render"),
+        &json!({"model": "qwen3", "prompt": [5, 999999999]}),
+    );
+    assert_error(&got, 400, "999999999", Some("prompt"));
+    let got = post_json(
+        &format!("{base}/v1/completions/render"),
+        &json!({"model": "qwen3", "prompt": [5, -1]}),
+    );
+    assert_error(&got, 400, "token IDs", Some("prompt"));
+    let got = post_json(
+        &format!("{base}/detokenize"),
+        &json!({"model": "qwen3", "tokens": [1, 4294967295u32]}),
+    );
+    assert_error(&got, 400, "out of range", Some("tokens[1]"));
+}
+
+#[test]
+fn oversized_body_is_413() {
+    let base = start_server(
+        qwen3_only(),
+        ServerConfig {
+            max_body_bytes: 1024,
+            ..ServerConfig::default()
+        },
+    );
+    let big =
+        json!({"model": "qwen3", "messages": [{"role": "user", "content": "x".repeat(4096)}]});
+    assert_error(
+        &post_json(&chat_url(&base), &big),
+        413,
+        "--max-body-bytes",
+        None,
+    );
+    assert_eq!(post_json(&chat_url(&base), &hello("qwen3")).0, 200);
+}
+
+#[test]
+fn fuel_exhaustion_and_prompt_length_are_400() {
+    let config = ServerConfig {
+        render: RenderOptions {
+            trust_request_chat_template: true,
+            template_fuel: Some(100_000),
+        },
+        ..ServerConfig::default()
+    };
+    let models = load_models(
+        &["qwen3"],
+        &LoadOptions {
+            template_fuel: Some(100_000),
+            max_model_len: Some(16),
+        },
+    );
+    let base = start_server(models, config);
+    let mut req = hello("qwen3");
+    req["chat_template"] = json!(slow_template(1000));
+    assert_error(&post_json(&chat_url(&base), &req), 400, "budget", None);
+    req["chat_template"] = json!("{% for m in messages %}{{ m.content }}{% endfor %}");
+    let (status, body) = post_json(&chat_url(&base), &req);
+    assert_eq!(status, 200, "{body}");
+    let long =
+        json!({"model": "qwen3", "messages": [{"role": "user", "content": "word ".repeat(50)}]});
+    assert_error(
+        &post_json(&chat_url(&base), &long),
+        400,
+        "maximum context length is 16 tokens",
+        None,
+    );
+}
+
+#[test]
+fn saturation_is_503_and_slow_requests_are_504() {
+    let trusted = RenderOptions {
+        trust_request_chat_template: true,
+        template_fuel: None,
+    };
+    let models = qwen3_only();
+    let base = start_server(
+        models.clone(),
+        ServerConfig {
+            max_concurrency: 1,
+            render: trusted.clone(),
+            ..ServerConfig::default()
+        },
+    );
+    let mut slow = hello("qwen3");
+    slow["chat_template"] = json!(slow_template(4000));
+    let url = chat_url(&base);
+    let first = {
+        let (url, slow) = (url.clone(), slow.clone());
+        std::thread::spawn(move || post_json(&url, &slow))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert_error(
+        &post_json(&url, &hello("qwen3")),
+        503,
+        "concurrency limit",
+        None,
+    );
+    assert_eq!(first.join().unwrap().0, 200);
+
+    let base = start_server(
+        models,
+        ServerConfig {
+            request_timeout: Duration::from_millis(100),
+            render: trusted,
+            ..ServerConfig::default()
+        },
+    );
+    assert_error(&post_json(&chat_url(&base), &slow), 504, "limit", None);
+}
