@@ -10,7 +10,8 @@ use llm_render::render::{render_chat, RenderOptions};
 use std::path::PathBuf;
 
 fn golden_request(id: &str) -> Option<serde_json::Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/goldens/render/qwen3.jsonl");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/goldens/render/qwen3.jsonl");
     let text = std::fs::read_to_string(path).ok()?;
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -25,15 +26,24 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let opts = RenderOptions::default();
-    for (name, id) in [("render_long_9k", "qwen3/long_9k"), ("render_tools_defined", "qwen3/tools_defined")] {
+    for (name, id) in [
+        ("render_long_9k", "qwen3/long_9k"),
+        ("render_tools_defined", "qwen3/tools_defined"),
+    ] {
         let Some(req) = golden_request(id) else {
             eprintln!("golden {id} missing");
             continue;
         };
-        let Ok(chat) = serde_json::from_value::<ChatRequest>(req) else { continue };
+        let Ok(chat) = serde_json::from_value::<ChatRequest>(req) else {
+            continue;
+        };
         let sampling = SamplingFields::default();
         c.bench_function(name, |b| {
-            b.iter(|| render_chat(&model, &chat, &sampling, &opts).map(|(g, _)| g.token_ids.len()).unwrap_or(0))
+            b.iter(|| {
+                render_chat(&model, &chat, &sampling, &opts)
+                    .map(|(g, _)| g.token_ids.len())
+                    .unwrap_or(0)
+            })
         });
     }
 }
