@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod hashing;
 pub mod model;
 pub mod protocol;
 pub mod render;
