@@ -69,3 +69,9 @@ impl RenderError {
         RenderError::Template(msg)
     }
 }
+
+impl From<crate::hashing::HashError> for RenderError {
+    fn from(e: crate::hashing::HashError) -> Self {
+        RenderError::invalid(e.param(), e.to_string())
+    }
+}

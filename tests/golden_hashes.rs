@@ -142,3 +142,140 @@ fn llmd_goldens_library() {
         );
     }
 }
+
+fn all_requests() -> Vec<(String, Value, Value)> {
+    let mut out = Vec::new();
+    for r in records("vllm_block_hashes.jsonl.gz") {
+        let want: Vec<Value> = r["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["hash_hex"].clone())
+            .collect();
+        out.push((
+            r["id"].as_str().unwrap().to_string(),
+            vllm_request(&r, "hex"),
+            Value::from(want),
+        ));
+    }
+    for r in records("llmd_block_keys.jsonl.gz") {
+        out.push((
+            format!("llmd/{}", r["id"].as_str().unwrap()),
+            llmd_request(&r, "u64"),
+            r["keys"].clone(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn goldens_over_http() {
+    let base = start_server(
+        load_models(&["qwen3"], &Default::default()),
+        Default::default(),
+    );
+    let client = client();
+    for (id, req, want) in all_requests() {
+        let resp: Value = client
+            .post(format!("{base}/v1/block_hashes"))
+            .json(&req)
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(resp["block_hashes"], want, "{id}");
+        assert_eq!(
+            resp["num_full_blocks"],
+            want.as_array().unwrap().len(),
+            "{id}"
+        );
+    }
+    // Bad options are 400s naming the field.
+    for (body, param) in [
+        (json!({"token_ids": [1], "algorithm": "md5"}), "algorithm"),
+        (
+            json!({"token_ids": [1], "algorithm": "xxhash_cbor"}),
+            "seed",
+        ),
+        (json!({"token_ids": [1], "block_size": 0}), "block_size"),
+        (json!({"token_ids": [1], "format": "base64"}), "format"),
+        (
+            json!({"token_ids": [1], "algorithm": "llmd_fnv64a"}),
+            "model_name",
+        ),
+        (json!({"token_ids": [-1]}), "token_ids[0]"),
+    ] {
+        let resp = client
+            .post(format!("{base}/v1/block_hashes"))
+            .json(&body)
+            .send()
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+        let v: Value = resp.json().unwrap();
+        assert_eq!(v["error"]["param"], param, "{v}");
+    }
+}
+
+#[test]
+fn goldens_through_cli() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for (id, req, want) in all_requests().into_iter().step_by(7) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+            .arg("hash")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(req.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{id}");
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(got["block_hashes"], want, "{id}");
+    }
+}
+
+/// `return_block_hashes` on the render route hashes the rendered IDs: the long_9k render's
+/// first 562 blocks equal vLLM's hashes of its 9,000-token prefix.
+#[test]
+fn render_route_returns_block_hashes() {
+    let golden = records("vllm_block_hashes.jsonl.gz")
+        .into_iter()
+        .find(|r| r["id"] == "text/len9000/bs16/sha256_cbor/seed=0")
+        .unwrap();
+    let long = goldens()
+        .into_iter()
+        .find(|g| g.id == "qwen3/long_9k")
+        .unwrap();
+    let mut req = long.request.clone();
+    req["model"] = json!("qwen3");
+    req["return_block_hashes"] =
+        json!({"block_size": 16, "algorithm": "sha256_cbor", "seed": "0", "format": "hex"});
+    let resp: Value = client()
+        .post(format!("{}/v1/chat/completions/render", golden_server()))
+        .json(&req)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let got = resp["block_hashes"].as_array().unwrap();
+    assert_eq!(got.len(), 10140 / 16);
+    for (i, b) in golden["blocks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(got[i], b["hash_hex"], "block {i}");
+    }
+    // Without the option the field is absent, as in vLLM's shape.
+    req.as_object_mut().unwrap().remove("return_block_hashes");
+    let resp: Value = client()
+        .post(format!("{}/v1/chat/completions/render", golden_server()))
+        .json(&req)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert!(resp.get("block_hashes").is_none());
+}

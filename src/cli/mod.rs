@@ -1,6 +1,7 @@
 //! Command line: `serve` and `render`. Every subcommand takes `--model [NAME=]PATH`
 //! (repeatable) or uses the embedded default model.
 
+mod hash_cmd;
 mod render_cmd;
 
 use crate::model::{LoadOptions, ModelRegistry};
@@ -26,6 +27,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Render one request (or a JSON-lines batch) and print what the HTTP route returns.
     Render(render_cmd::RenderArgs),
+    /// Print prefix-cache block hashes (vLLM or llm-d) for token IDs or a rendered request.
+    Hash(hash_cmd::HashArgs),
 }
 
 /// Model and template options shared by every subcommand.
@@ -111,6 +114,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Serve(args) => serve(args).map(|_| 0),
         Command::Render(args) => render_cmd::run(args),
+        Command::Hash(args) => hash_cmd::run(args),
     }
 }
 

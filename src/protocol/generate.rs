@@ -20,6 +20,9 @@ pub struct GenerateRequest {
     pub cache_salt: Option<String>,
     pub priority: i64,
     pub kv_transfer_params: Option<Value>,
+    /// **(ext)** Present when the request asked for `return_block_hashes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_hashes: Option<Vec<Value>>,
 }
 
 /// One entry of `GET /v1/models` (OpenAI shape plus vLLM's `root` and `max_model_len`).

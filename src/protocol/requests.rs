@@ -69,6 +69,9 @@ pub struct ChatRequest {
     pub kv_transfer_params: Option<Value>,
     #[serde(default)]
     pub request_id: Option<String>,
+    /// **(ext)** Adds `block_hashes` of the rendered token IDs to the response.
+    #[serde(default)]
+    pub return_block_hashes: Option<crate::hashing::HashRequest>,
 }
 
 /// `POST /v1/completions/render`: `prompt` is a string, a list of strings, a list of token
@@ -93,6 +96,9 @@ pub struct CompletionRequest {
     pub kv_transfer_params: Option<Value>,
     #[serde(default)]
     pub request_id: Option<String>,
+    /// **(ext)** Adds `block_hashes` of each prompt's token IDs to its response.
+    #[serde(default)]
+    pub return_block_hashes: Option<crate::hashing::HashRequest>,
 }
 
 /// `POST /tokenize` (vLLM): either `prompt` (completion form) or `messages` (chat form).

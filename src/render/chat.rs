@@ -34,6 +34,12 @@ pub fn render_chat(
 ) -> Result<(GenerateRequest, Timings), RenderError> {
     let rendered = render_chat_prompt(model, req, opts)?;
     let sampling_params = build_sampling_params(model, sampling, rendered.token_ids.len(), true)?;
+    let block_hashes = super::block_hashes_for(
+        req.return_block_hashes.as_ref(),
+        &rendered.token_ids,
+        req.cache_salt.as_deref(),
+        &model.name,
+    )?;
     let out = GenerateRequest {
         request_id: req
             .request_id
@@ -48,6 +54,7 @@ pub fn render_chat(
         cache_salt: req.cache_salt.clone(),
         priority: req.priority,
         kv_transfer_params: req.kv_transfer_params.clone(),
+        block_hashes,
     };
     Ok((out, rendered.timings))
 }

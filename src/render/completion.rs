@@ -113,6 +113,12 @@ pub fn render_completion(
             ));
         }
         let sampling_params = build_sampling_params(model, sampling, ids.len(), false)?;
+        let block_hashes = super::block_hashes_for(
+            req.return_block_hashes.as_ref(),
+            &ids,
+            req.cache_salt.as_deref(),
+            &model.name,
+        )?;
         out.push(GenerateRequest {
             request_id: if many {
                 format!("{base_id}-{i}")
@@ -128,6 +134,7 @@ pub fn render_completion(
             cache_salt: req.cache_salt.clone(),
             priority: req.priority,
             kv_transfer_params: req.kv_transfer_params.clone(),
+            block_hashes,
         });
     }
     Ok((out, timings))

@@ -35,3 +35,21 @@ pub struct Timings {
 pub fn request_id(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
+
+/// Computes `return_block_hashes` for rendered token IDs: the request's options with its own
+/// token IDs and `cache_salt`; llm-d's chain is rooted in the served model name unless given.
+pub fn block_hashes_for(
+    opts: Option<&crate::hashing::HashRequest>,
+    token_ids: &[u32],
+    cache_salt: Option<&str>,
+    model_name: &str,
+) -> Result<Option<Vec<serde_json::Value>>, crate::error::RenderError> {
+    let Some(opts) = opts else {
+        return Ok(None);
+    };
+    let mut req = opts.clone();
+    req.token_ids = token_ids.to_vec();
+    req.cache_salt = req.cache_salt.or_else(|| cache_salt.map(str::to_string));
+    req.model_name = req.model_name.or_else(|| Some(model_name.to_string()));
+    Ok(Some(crate::hashing::compute(&req)?.block_hashes))
+}

@@ -74,6 +74,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/completions/render", post(routes::completion_render))
         .route("/tokenize", post(routes::tokenize))
         .route("/detokenize", post(routes::detokenize))
+        .route("/v1/block_hashes", post(routes::block_hashes))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(

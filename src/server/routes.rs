@@ -161,6 +161,16 @@ pub async fn detokenize(
     Ok(Json(out))
 }
 
+pub async fn block_hashes(b: Body) -> Result<Json<crate::hashing::HashResponse>, ApiError> {
+    let bytes = body(b)?;
+    let out = blocking(move || {
+        let req: crate::hashing::HashRequest = parse_json(&bytes)?;
+        Ok(crate::hashing::compute(&req)?)
+    })
+    .await?;
+    Ok(Json(out))
+}
+
 pub async fn health() -> StatusCode {
     StatusCode::OK
 }

@@ -1,0 +1,93 @@
+//! `llm-render hash [--render] [FILE|-]`: block hashes on the command line.
+//!
+//! Without `--render` the input is a `POST /v1/block_hashes` body and the output its
+//! response. With `--render` the input is a chat render request: it is rendered with
+//! `--model` and its token IDs hashed with the request's `return_block_hashes` options
+//! (vLLM's defaults when absent: sha256, block size 16, PYTHONHASHSEED unset). Flags
+//! override either.
+
+use super::ModelArgs;
+use crate::error::RenderError;
+use crate::hashing::{self, HashRequest};
+use crate::protocol::{parse_json, ChatRequest};
+use crate::render::render_chat_prompt;
+use crate::server::ApiError;
+use clap::Args;
+use std::io::Read;
+
+#[derive(Debug, Args)]
+pub struct HashArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The input is a chat render request; hash its rendered token IDs.
+    #[arg(long)]
+    pub render: bool,
+    /// sha256, sha256_cbor, xxhash_cbor or llmd_fnv64a.
+    #[arg(long)]
+    pub algorithm: Option<String>,
+    #[arg(long)]
+    pub block_size: Option<usize>,
+    /// PYTHONHASHSEED (vLLM) or the hash seed (llm-d).
+    #[arg(long)]
+    pub seed: Option<String>,
+    /// hex or u64.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Request file; `-` or nothing reads standard input.
+    pub file: Option<String>,
+}
+
+fn default_options() -> Result<HashRequest, RenderError> {
+    parse_json(b"{}")
+}
+
+fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RenderError> {
+    let mut req: HashRequest = if args.render {
+        let models = args
+            .model
+            .load()
+            .map_err(|e| RenderError::invalid("model", e.to_string()))?;
+        let chat: ChatRequest = parse_json(input)?;
+        let model = models.get(chat.model.as_deref())?;
+        let rendered = render_chat_prompt(&model, &chat, &args.model.render_options())?;
+        let mut req = match chat.return_block_hashes {
+            Some(r) => r,
+            None => default_options()?,
+        };
+        req.token_ids = rendered.token_ids;
+        req.cache_salt = req.cache_salt.or(chat.cache_salt);
+        req.model_name = req.model_name.or(Some(model.name.clone()));
+        req
+    } else {
+        parse_json(input)?
+    };
+    if let Some(a) = &args.algorithm {
+        req.algorithm = a.clone();
+    }
+    if let Some(b) = args.block_size {
+        req.block_size = b;
+    }
+    if let Some(s) = &args.seed {
+        req.seed = Some(s.clone());
+    }
+    if let Some(f) = &args.format {
+        req.format = f.clone();
+    }
+    Ok(serde_json::to_value(hashing::compute(&req)?).unwrap_or_default())
+}
+
+pub fn run(args: HashArgs) -> anyhow::Result<i32> {
+    let mut input = Vec::new();
+    match args.file.as_deref() {
+        None | Some("-") => {
+            std::io::stdin().read_to_end(&mut input)?;
+        }
+        Some(path) => input = std::fs::read(path)?,
+    }
+    let (value, code) = match hash(&args, &input) {
+        Ok(v) => (v, 0),
+        Err(e) => (ApiError::from(e).body(), 1),
+    };
+    println!("{value}");
+    Ok(code)
+}
