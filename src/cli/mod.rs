@@ -3,6 +3,7 @@
 
 mod hash_cmd;
 mod render_cmd;
+pub mod template_diff;
 
 use crate::model::{LoadOptions, ModelRegistry};
 use crate::render::RenderOptions;
@@ -29,6 +30,8 @@ pub enum Command {
     Render(render_cmd::RenderArgs),
     /// Print prefix-cache block hashes (vLLM or llm-d) for token IDs or a rendered request.
     Hash(hash_cmd::HashArgs),
+    /// Does turn 2 reuse turn 1's prefix cache? Or: do two templates render alike?
+    TemplateDiff(template_diff::TemplateDiffArgs),
 }
 
 /// Model and template options shared by every subcommand.
@@ -115,6 +118,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => serve(args).map(|_| 0),
         Command::Render(args) => render_cmd::run(args),
         Command::Hash(args) => hash_cmd::run(args),
+        Command::TemplateDiff(args) => template_diff::run(args),
     }
 }
 

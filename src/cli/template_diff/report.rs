@@ -1,0 +1,183 @@
+//! Printing `template-diff` results: JSON lines for machines, tables for people.
+
+use super::{CompareReport, Divergence, TurnReport};
+use std::fmt::Write;
+
+/// One case's outcome.
+pub enum Row {
+    Turn(TurnReport),
+    Compare(CompareReport),
+    Error { id: Option<String>, message: String },
+}
+
+impl Row {
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Row::Turn(r) => serde_json::to_value(r).unwrap_or_default(),
+            Row::Compare(r) => serde_json::to_value(r).unwrap_or_default(),
+            Row::Error { id, message } => serde_json::json!({"id": id, "error": message}),
+        }
+    }
+
+    fn id(&self) -> String {
+        match self {
+            Row::Turn(r) => r.id.clone(),
+            Row::Compare(r) => r.id.clone(),
+            Row::Error { id, .. } => id.clone(),
+        }
+        .unwrap_or_else(|| "-".into())
+    }
+}
+
+fn token(t: Option<u32>) -> String {
+    t.map(|t| t.to_string()).unwrap_or_else(|| "(end)".into())
+}
+
+fn divergence_lines(out: &mut String, d: &Divergence, left: &str, right: &str) {
+    let place = match (d.message_index, &d.message_role) {
+        (Some(i), Some(role)) => format!("in message {i} ({role})"),
+        (Some(i), None) => format!("in message {i}"),
+        _ => "in the generation prompt".into(),
+    };
+    let _ = writeln!(out, "  first divergence      token {}, {place}", d.position);
+    let _ = writeln!(
+        out,
+        "      {left:<8} {:?}  (token {})",
+        d.left_text,
+        token(d.left_token)
+    );
+    let _ = writeln!(
+        out,
+        "      {right:<8} {:?}  (token {})",
+        d.right_text,
+        token(d.right_token)
+    );
+}
+
+fn turn_table(out: &mut String, r: &TurnReport) {
+    let _ = writeln!(
+        out,
+        "  turn-1 prompt         {} tokens",
+        r.turn1_prompt_tokens
+    );
+    let _ = writeln!(
+        out,
+        "  decode pod holds      {} tokens (turn-1 prompt + reply, no stop token)",
+        r.decode_held_tokens
+    );
+    let _ = writeln!(
+        out,
+        "  turn-2 prompt         {} tokens",
+        r.turn2_prompt_tokens
+    );
+    let _ = writeln!(
+        out,
+        "  common prefix         {} tokens",
+        r.common_prefix_tokens
+    );
+    match &r.first_divergence {
+        Some(d) => divergence_lines(out, d, "held:", "turn 2:"),
+        None => {
+            let _ = writeln!(out, "  first divergence      none");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  engine (block {:>3})    {} cached, {} uncached",
+        r.block_size, r.cached_tokens, r.uncached_tokens
+    );
+    let _ = writeln!(
+        out,
+        "  index  (block {:>3})    {} cached, {} uncached",
+        r.index_block_size, r.index_cached_tokens, r.index_uncached_tokens
+    );
+    if let Some(skip) = r.decider_skips_prefill {
+        let _ = writeln!(
+            out,
+            "  P/D decider           {}",
+            if skip {
+                "skips the prefill pod"
+            } else {
+                "uses the prefill pod"
+            }
+        );
+    }
+}
+
+fn compare_table(out: &mut String, r: &CompareReport) {
+    let _ = writeln!(
+        out,
+        "  tokens                {} vs {}",
+        r.left_tokens, r.right_tokens
+    );
+    let _ = writeln!(
+        out,
+        "  common prefix         {} tokens{}",
+        r.common_prefix_tokens,
+        if r.identical { " (identical)" } else { "" }
+    );
+    if let Some(d) = &r.first_divergence {
+        divergence_lines(out, d, "left:", "right:");
+    }
+}
+
+/// Tables for every case, then a summary when there are several.
+pub fn human(rows: &[Row], model: &str, against: Option<&str>) -> String {
+    let mut out = String::new();
+    match against {
+        Some(a) => {
+            let _ = writeln!(out, "template-diff (template mode): {model} vs {a}");
+        }
+        None => {
+            let _ = writeln!(out, "template-diff (turn mode): {model}");
+        }
+    }
+    for row in rows {
+        let _ = writeln!(out, "\ncase {}", row.id());
+        match row {
+            Row::Turn(r) => turn_table(&mut out, r),
+            Row::Compare(r) => compare_table(&mut out, r),
+            Row::Error { message, .. } => {
+                let _ = writeln!(out, "  error: {message}");
+            }
+        }
+    }
+    if rows.len() > 1 {
+        let _ = writeln!(out, "\nsummary");
+        let _ = writeln!(
+            out,
+            "  {:<28} {:>8} {:>8} {:>8} {:>9} {:>11}",
+            "case", "prompt", "prefix", "cached", "uncached", "diverges at"
+        );
+        for row in rows {
+            let (prompt, prefix, cached, uncached, at) = match row {
+                Row::Turn(r) => (
+                    r.turn2_prompt_tokens,
+                    r.common_prefix_tokens,
+                    r.cached_tokens.to_string(),
+                    r.uncached_tokens.to_string(),
+                    r.first_divergence.as_ref().map(|d| d.position.to_string()),
+                ),
+                Row::Compare(r) => (
+                    r.right_tokens,
+                    r.common_prefix_tokens,
+                    "-".into(),
+                    "-".into(),
+                    r.first_divergence.as_ref().map(|d| d.position.to_string()),
+                ),
+                Row::Error { .. } => (0, 0, "-".into(), "-".into(), Some("error".into())),
+            };
+            let _ = writeln!(
+                out,
+                "  {:<28} {:>8} {:>8} {:>8} {:>9} {:>11}",
+                row.id(),
+                prompt,
+                prefix,
+                cached,
+                uncached,
+                at.unwrap_or_else(|| "-".into())
+            );
+        }
+    }
+    out
+}
