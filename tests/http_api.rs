@@ -157,6 +157,11 @@ fn health_models_and_metrics() {
         .map(|m| m["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, GOLDEN_MODELS);
+    assert!(models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["tokenizer_backend"] == "fastokens"));
     post_json(&chat_url(base), &hello("qwen3"));
     post_json(&chat_url(base), &hello("nope"));
     let text = client()
@@ -173,6 +178,8 @@ fn health_models_and_metrics() {
         "llm_render_template_render_seconds_bucket",
         "llm_render_tokenize_seconds_bucket",
         "llm_render_requests_in_flight",
+        "llm_render_segment_cache_total{kind=\"misses\",model=\"qwen3\"}",
+        "llm_render_segment_cache_size{kind=\"max_bytes\",model=\"qwen3\"}",
     ] {
         assert!(text.contains(needle), "metrics lack {needle}");
     }
@@ -353,6 +360,7 @@ fn fuel_exhaustion_and_prompt_length_are_400() {
         &LoadOptions {
             template_fuel: Some(100_000),
             max_model_len: Some(16),
+            ..LoadOptions::default()
         },
     );
     let base = start_server(models, config);

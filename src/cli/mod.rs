@@ -47,6 +47,12 @@ pub struct ModelArgs {
     /// Override the context length read from config.json; longer prompts get a 400.
     #[arg(long)]
     pub max_model_len: Option<u64>,
+    /// Always tokenize with `tokenizers`, never with the fast encoder.
+    #[arg(long)]
+    pub no_fast_tokenizer: bool,
+    /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.
+    #[arg(long, default_value_t = 256, env = "LLM_RENDER_SEGMENT_CACHE_MB")]
+    pub segment_cache_mb: usize,
     /// Accept `chat_template` in requests (compiled per request). Only for trusted clients.
     #[arg(long)]
     pub trust_request_chat_template: bool,
@@ -58,11 +64,16 @@ impl ModelArgs {
     }
 
     pub fn load(&self) -> anyhow::Result<ModelRegistry> {
-        let opts = LoadOptions {
+        Ok(ModelRegistry::load(&self.models, &self.load_options())?)
+    }
+
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
             template_fuel: self.fuel(),
             max_model_len: self.max_model_len,
-        };
-        Ok(ModelRegistry::load(&self.models, &opts)?)
+            fast_tokenizer: !self.no_fast_tokenizer,
+            segment_cache_bytes: self.segment_cache_mb * 1024 * 1024,
+        }
     }
 
     pub fn render_options(&self) -> RenderOptions {
@@ -129,7 +140,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let models = args.model.load()?;
     for m in models.models() {
-        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, "loaded model");
+        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), "loaded model");
+        if let crate::render::tokenize::Backend::Reference(reason) = m.encoder.backend() {
+            tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
+        }
     }
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,

@@ -17,6 +17,7 @@ pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
 pub use registry::ModelRegistry;
 
 use crate::render::template::{ChatTemplates, TemplateLoadError};
+use crate::render::tokenize::Encoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -47,12 +48,28 @@ pub enum LoadError {
 }
 
 /// Options that apply to every loaded model.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LoadOptions {
     /// minijinja fuel per render (bounds template run time); `None` is unbounded.
     pub template_fuel: Option<u64>,
     /// Overrides the context length from `config.json`.
     pub max_model_len: Option<u64>,
+    /// Use the fast encoder where it proves equal to `tokenizers` (see `render::tokenize`).
+    pub fast_tokenizer: bool,
+    /// Segment cache budget of the fast encoder, in bytes; 0 turns it off.
+    pub segment_cache_bytes: usize,
+}
+
+impl Default for LoadOptions {
+    /// The `serve` defaults: fast encoder on, 256 MiB segment cache, 50M template fuel.
+    fn default() -> Self {
+        LoadOptions {
+            template_fuel: Some(50_000_000),
+            max_model_len: None,
+            fast_tokenizer: true,
+            segment_cache_bytes: 256 * 1024 * 1024,
+        }
+    }
 }
 
 /// Where a model's files come from.
@@ -112,7 +129,8 @@ impl Bundle<'_> {
         }
     }
 
-    fn tokenizer(&self) -> Result<Tokenizer, LoadError> {
+    /// The reference tokenizer and the `tokenizer.json` bytes it came from.
+    fn tokenizer(&self) -> Result<(Tokenizer, Vec<u8>), LoadError> {
         let (file, bytes) = if let Some(b) = self.read("tokenizer.json")? {
             ("tokenizer.json", b)
         } else if let Some(gz) = self.read("tokenizer.json.gz")? {
@@ -127,10 +145,11 @@ impl Bundle<'_> {
         } else {
             return Err(LoadError::NoTokenizer(self.describe("")));
         };
-        Tokenizer::from_bytes(&bytes).map_err(|e| LoadError::Tokenizer {
+        let tok = Tokenizer::from_bytes(&bytes).map_err(|e| LoadError::Tokenizer {
             path: self.describe(file),
             message: e.to_string(),
-        })
+        })?;
+        Ok((tok, bytes))
     }
 }
 
@@ -139,7 +158,11 @@ pub struct Model {
     pub name: String,
     /// The folder it was loaded from, or `<embedded>`.
     pub source: String,
+    /// The reference tokenizer (`tokenizers`, what transformers runs): decoding, token
+    /// strings, and encoding wherever the fast encoder is off.
     pub tokenizer: Tokenizer,
+    /// The encoder renders use.
+    pub encoder: Encoder,
     pub templates: ChatTemplates,
     /// Named special tokens (`bos_token` …) passed to every template render.
     pub special_tokens: Vec<(&'static str, String)>,
@@ -175,7 +198,13 @@ impl Model {
         bundle: &Bundle,
         opts: &LoadOptions,
     ) -> Result<Model, LoadError> {
-        let tokenizer = bundle.tokenizer()?;
+        let (tokenizer, tokenizer_json) = bundle.tokenizer()?;
+        let encoder = if opts.fast_tokenizer {
+            Encoder::new(&tokenizer, &tokenizer_json, opts.segment_cache_bytes)
+        } else {
+            Encoder::reference_only("disabled by --no-fast-tokenizer")
+        };
+        drop(tokenizer_json);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
         let generation: GenerationConfig = bundle.json("generation_config.json")?;
         let model_config: ModelConfig = bundle.json("config.json")?;
@@ -229,11 +258,18 @@ impl Model {
             source,
             special_tokens: tok_config.special_tokens_map(),
             tokenizer,
+            encoder,
             templates,
             generation,
             eos_token_ids,
             max_model_len,
         })
+    }
+
+    /// Encodes `text` with the model's encoder; added tokens in it are matched.
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, String> {
+        self.encoder
+            .encode(&self.tokenizer, text, add_special_tokens)
     }
 
     /// Whether `id` names a token of this vocabulary (base or added).

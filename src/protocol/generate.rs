@@ -35,6 +35,8 @@ pub struct ModelCard {
     pub root: String,
     pub parent: Option<String>,
     pub max_model_len: Option<u64>,
+    /// **(ext)** `fastokens` when the fast encoder proved equal at load, else `tokenizers`.
+    pub tokenizer_backend: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -178,10 +178,8 @@ pub fn encode(
     add_special_tokens: bool,
 ) -> Result<Vec<u32>, RenderError> {
     model
-        .tokenizer
-        .encode_fast(text, add_special_tokens)
-        .map(|e| e.get_ids().to_vec())
-        .map_err(|e| RenderError::Tokenizer(e.to_string()))
+        .encode(text, add_special_tokens)
+        .map_err(RenderError::Tokenizer)
 }
 
 fn take_bool(

@@ -8,6 +8,7 @@ pub mod pyjson;
 pub mod sampling;
 pub mod template;
 pub mod template_env;
+pub mod tokenize;
 
 pub use chat::{render_chat, render_chat_prompt, ChatRendered};
 pub use completion::render_completion;

@@ -1,7 +1,8 @@
 //! Prometheus metrics (`GET /metrics`, text format 0.0.4). Names are prefixed `llm_render_`.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 use std::time::Duration;
 
@@ -20,6 +21,11 @@ pub struct Metrics {
     pub prompt_tokens: IntCounterVec,
     pub template_seconds: HistogramVec,
     pub tokenize_seconds: HistogramVec,
+    /// Segment cache counters by model and kind (`hits`, `misses`, `hit_bytes`, `miss_bytes`),
+    /// read from the encoders at scrape time.
+    pub segment_cache: IntCounterVec,
+    /// Segment cache size by model and kind (`entries`, `bytes`, `max_bytes`).
+    pub segment_cache_size: IntGaugeVec,
 }
 
 impl Metrics {
@@ -55,6 +61,22 @@ impl Metrics {
             HistogramOpts::new("tokenize_seconds", "Tokenization time").buckets(BUCKETS.to_vec()),
             &["model"],
         )?;
+        let segment_cache = IntCounterVec::new(
+            Opts::new(
+                "segment_cache_total",
+                "Fast-encoder segment cache: hits, misses, hit_bytes, miss_bytes",
+            ),
+            &["model", "kind"],
+        )?;
+        let segment_cache_size = IntGaugeVec::new(
+            Opts::new(
+                "segment_cache_size",
+                "Fast-encoder segment cache: entries, bytes, max_bytes",
+            ),
+            &["model", "kind"],
+        )?;
+        registry.register(Box::new(segment_cache.clone()))?;
+        registry.register(Box::new(segment_cache_size.clone()))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(errors.clone()))?;
         registry.register(Box::new(latency.clone()))?;
@@ -71,15 +93,17 @@ impl Metrics {
             prompt_tokens,
             template_seconds,
             tokenize_seconds,
+            segment_cache,
+            segment_cache_size,
         })
     }
 
     /// Records one finished HTTP request.
     pub fn observe_request(&self, route: &str, status: u16, elapsed: Duration) {
-        let status = status.to_string();
-        self.requests.with_label_values(&[route, &status]).inc();
-        if status.as_str() >= "400" {
-            self.errors.with_label_values(&[route, &status]).inc();
+        let label = status.to_string();
+        self.requests.with_label_values(&[route, &label]).inc();
+        if status >= 400 {
+            self.errors.with_label_values(&[route, &label]).inc();
         }
         self.latency
             .with_label_values(&[route])
@@ -97,6 +121,37 @@ impl Metrics {
         self.tokenize_seconds
             .with_label_values(&[model])
             .observe(timings.tokenize.as_secs_f64());
+    }
+
+    /// Copies each model's segment cache statistics into the registry (called per scrape).
+    pub fn observe_caches(&self, models: &[std::sync::Arc<crate::model::Model>]) {
+        for m in models {
+            let Some(st) = m.encoder.cache_stats() else {
+                continue;
+            };
+            for (kind, v) in [
+                ("hits", st.hits),
+                ("misses", st.misses),
+                ("hit_bytes", st.hit_bytes),
+                ("miss_bytes", st.miss_bytes),
+            ] {
+                let c = self
+                    .segment_cache
+                    .with_label_values(&[m.name.as_str(), kind]);
+                // The encoder owns the running totals; the counter mirrors them.
+                c.reset();
+                c.inc_by(v);
+            }
+            for (kind, v) in [
+                ("entries", st.entries),
+                ("bytes", st.bytes),
+                ("max_bytes", st.max_bytes),
+            ] {
+                self.segment_cache_size
+                    .with_label_values(&[m.name.as_str(), kind])
+                    .set(v as i64);
+            }
+        }
     }
 
     pub fn render_text(&self) -> String {

@@ -192,6 +192,10 @@ pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
             root: m.source.clone(),
             parent: None,
             max_model_len: m.max_model_len,
+            tokenizer_backend: match m.encoder.backend() {
+                crate::render::tokenize::Backend::Fast => "fastokens",
+                crate::render::tokenize::Backend::Reference(_) => "tokenizers",
+            },
         })
         .collect();
     Json(ModelList {
@@ -201,6 +205,7 @@ pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
 }
 
 pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
+    st.metrics.observe_caches(st.models.models());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         st.metrics.render_text(),

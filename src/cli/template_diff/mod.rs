@@ -22,7 +22,7 @@ pub use analysis::{
 
 use super::ModelArgs;
 use crate::error::RenderError;
-use crate::model::{LoadOptions, Model};
+use crate::model::Model;
 use crate::protocol::{parse_json, ChatRequest};
 use crate::render::{render_chat_prompt, ChatRendered, RenderOptions};
 use clap::Args;
@@ -399,10 +399,7 @@ fn cases(args: &TemplateDiffArgs) -> anyhow::Result<Vec<Case>> {
 
 /// The model to compare against: a snapshot folder, or a `.jinja` file on the same tokenizer.
 fn against_model(base: &ModelArgs, path: &str) -> anyhow::Result<Model> {
-    let opts = LoadOptions {
-        template_fuel: (base.template_fuel > 0).then_some(base.template_fuel),
-        max_model_len: base.max_model_len,
-    };
+    let opts = base.load_options();
     if path.ends_with(".jinja") {
         let mut model = match base.models.first() {
             Some(spec) => {

@@ -1,0 +1,190 @@
+//! Exact tokenization, fast: `fastokens` where it agrees with `tokenizers`, with a segment
+//! cache, and `tokenizers` (the reference, what transformers runs) everywhere else.
+//!
+//! At load the fast encoder must reproduce the reference IDs on a built-in sample that
+//! mixes English, code, CJK, emoji, RTL text, whitespace and digit runs, random Unicode and
+//! every added token of the vocabulary; if it cannot load the tokenizer or disagrees once,
+//! the model falls back to `tokenizers` and the reason is logged and kept for `/v1/models`.
+//!
+//! The segment cache (fastokens') keys the IDs of the text between added tokens by content:
+//! templates write added tokens around every message, so turn N of a chat re-tokenizes only
+//! what turn N-1 did not already have. Its budget is `--segment-cache-mb`.
+
+use fastokens::SegmentCacheStats;
+use tokenizers::Tokenizer;
+
+/// Which encoder a model uses, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    Fast,
+    /// The reference, with the reason the fast path is off.
+    Reference(String),
+}
+
+/// A model's encoder: the reference tokenizer plus, when proven equal, the fast one.
+pub struct Encoder {
+    fast: Option<fastokens::Tokenizer>,
+    backend: Backend,
+}
+
+impl std::fmt::Debug for Encoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoder")
+            .field("backend", &self.backend)
+            .finish()
+    }
+}
+
+/// Deterministic xorshift for the load-time sample (no need for a crate: only its
+/// determinism matters, not its quality).
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const SAMPLE_PIECES: &[&str] = &[
+    "The quick brown fox jumps over the lazy dog. ",
+    "fn main() {\n    let x: Vec<u8> = vec![1, 2, 3];\n    println!(\"{x:?}\");\n}\n",
+    "def f(a, b=2):\n\treturn a ** b  # comment\n",
+    "日本語のテキストと漢字、カタカナ。中文文本，标点符号！한국어 문장입니다. ",
+    "Emoji 🤖🧪 ZWJ 👩‍💻 👨‍👩‍👧 skin 👍🏽 flags 🇨🇭🇯🇵 ",
+    "مرحبا بالعالم שלום עולם ",
+    "Ünïcödé — “quotes” ‘single’ … ½ № 𝔘𝔫𝔦 e\u{301} ",
+    "          \n\n\n\t\t\t   \r\n  ",
+    "1234567890 3.14159 -42 1e10 0x1F 2026-11-29 ",
+    "Don't won't I'm you're it's we've they'll ",
+    "<html><body class=\"x\">&amp;</body></html>",
+    "\u{0}\u{1f}\u{7f}\u{a0}\u{2028}\u{feff}",
+];
+
+/// The load-time sample: fixed pieces, every added token, and random Unicode, shuffled.
+pub fn check_sample(added: &[String], seed: u64) -> String {
+    let mut rng = XorShift(seed | 1);
+    let mut out = String::new();
+    for round in 0..24 {
+        for piece in SAMPLE_PIECES {
+            out.push_str(piece);
+            if rng.below(3) == 0 && !added.is_empty() {
+                out.push_str(&added[rng.below(added.len())]);
+            }
+        }
+        for _ in 0..64 {
+            let c = match rng.below(4) {
+                0 => char::from_u32(rng.below(0x80) as u32),
+                1 => char::from_u32(0x80 + rng.below(0x780) as u32),
+                2 => char::from_u32(0x800 + rng.below(0xF800) as u32),
+                _ => char::from_u32(0x10000 + rng.below(0x100000) as u32),
+            };
+            out.extend(c);
+        }
+        if round == 0 {
+            for a in added {
+                out.push_str(a);
+                out.push(' ');
+            }
+        }
+    }
+    out
+}
+
+impl Encoder {
+    /// Builds the fast encoder from `tokenizer.json` and proves it against `reference`.
+    pub fn new(
+        reference: &Tokenizer,
+        tokenizer_json: &[u8],
+        segment_cache_bytes: usize,
+    ) -> Encoder {
+        match Self::try_fast(reference, tokenizer_json, segment_cache_bytes) {
+            Ok(fast) => Encoder {
+                fast: Some(fast),
+                backend: Backend::Fast,
+            },
+            Err(reason) => Encoder {
+                fast: None,
+                backend: Backend::Reference(reason),
+            },
+        }
+    }
+
+    /// The reference encoder only.
+    pub fn reference_only(reason: &str) -> Encoder {
+        Encoder {
+            fast: None,
+            backend: Backend::Reference(reason.into()),
+        }
+    }
+
+    fn try_fast(
+        reference: &Tokenizer,
+        json: &[u8],
+        cache_bytes: usize,
+    ) -> Result<fastokens::Tokenizer, String> {
+        let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+        let mut fast = fastokens::Tokenizer::from_json(value)
+            .map_err(|e| format!("fastokens cannot load it: {e}"))?;
+        let added: Vec<String> = reference
+            .get_added_tokens_decoder()
+            .into_values()
+            .map(|t| t.content)
+            .collect();
+        let sample = check_sample(&added, 0x5eed);
+        for add_special in [false, true] {
+            let want = reference
+                .encode_fast(sample.as_str(), add_special)
+                .map_err(|e| e.to_string())?;
+            let got = fast
+                .encode_with_special_tokens(&sample, add_special)
+                .map_err(|e| e.to_string())?;
+            if got != want.get_ids() {
+                let at = got
+                    .iter()
+                    .zip(want.get_ids())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                return Err(format!(
+                    "fastokens disagrees with tokenizers on the load-time sample (add_special_tokens={add_special}) at token {at}"
+                ));
+            }
+        }
+        if cache_bytes > 0 {
+            fast.enable_segment_cache(cache_bytes);
+        }
+        Ok(fast)
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Encodes `text`; added tokens in it are matched (`split_special_tokens=False`).
+    pub fn encode(
+        &self,
+        reference: &Tokenizer,
+        text: &str,
+        add_special_tokens: bool,
+    ) -> Result<Vec<u32>, String> {
+        match &self.fast {
+            Some(fast) => fast
+                .encode_with_special_tokens(text, add_special_tokens)
+                .map_err(|e| e.to_string()),
+            None => reference
+                .encode_fast(text, add_special_tokens)
+                .map(|e| e.get_ids().to_vec())
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    pub fn cache_stats(&self) -> Option<SegmentCacheStats> {
+        self.fast.as_ref().and_then(|f| f.segment_cache_stats())
+    }
+}
