@@ -1,51 +1,117 @@
-//! Criterion bench: chat render (template + tokenize + GenerateRequest) of the 10,140-token
-//! `qwen3/long_9k` golden and the short `qwen3/tools_defined` request, in process.
-//! Run: `cargo bench --bench render`. Side by side with transformers:
-//! `python3 benches/render_vs_transformers.py`.
+//! Criterion benches, in process, on the Qwen3 fixture:
+//! * `encode_long_9k/*`: the 10,140-token `qwen3/long_9k` prompt text through the fast
+//!   encoder (no cache) and through `tokenizers`, as bytes/s;
+//! * `render_long_9k_cold`: template + tokenize + `GenerateRequest`, segment cache off;
+//! * `render_long_9k_warm`: the same with the segment cache holding the conversation;
+//! * `render_tools_defined`: the short tools request, cache off.
+//!
+//! Run: `cargo bench --bench render`. Side by side with peers: benches/*.py.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use llm_render::model::{LoadOptions, Model};
-use llm_render::protocol::{ChatRequest, SamplingFields};
-use llm_render::render::{render_chat, RenderOptions};
+use llm_render::protocol::ChatRequest;
+use llm_render::render::{render_chat, render_chat_prompt, RenderOptions};
 use std::path::PathBuf;
 
-fn golden_request(id: &str) -> Option<serde_json::Value> {
+fn golden_request(id: &str) -> Option<ChatRequest> {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/goldens/render/qwen3.jsonl");
     let text = std::fs::read_to_string(path).ok()?;
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|g| g["id"] == id)
-        .map(|g| g["request"].clone())
+        .and_then(|g| serde_json::from_value(g["request"].clone()).ok())
+}
+
+/// Chat requests for turns 1..=n of one conversation (~500 tokens a turn).
+fn conversation(n: usize) -> Vec<ChatRequest> {
+    let vocab = [
+        "the", "model", "cache", "token", "prefill", "decode", "router", "latency", "block", "GPU",
+    ];
+    let mut seed = 17u64;
+    let mut words = |k: usize| {
+        (0..k)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                vocab[(seed >> 33) as usize % vocab.len()]
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut messages = vec![serde_json::json!({"role": "system", "content": words(200)})];
+    let mut out = Vec::new();
+    for _ in 0..n {
+        messages.push(serde_json::json!({"role": "user", "content": words(220)}));
+        if let Ok(req) = serde_json::from_value(serde_json::json!({ "messages": messages })) {
+            out.push(req);
+        }
+        messages.push(serde_json::json!({"role": "assistant", "content": words(150)}));
+    }
+    out
+}
+
+fn load(cache_bytes: usize) -> Option<Model> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/models/qwen3");
+    let opts = LoadOptions {
+        segment_cache_bytes: cache_bytes,
+        ..LoadOptions::default()
+    };
+    Model::load_dir("qwen3", &dir, &opts).ok()
 }
 
 fn bench(c: &mut Criterion) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/models/qwen3");
-    let Ok(model) = Model::load_dir("qwen3", &dir, &LoadOptions::default()) else {
+    let (Some(cold), Some(warm)) = (load(0), load(256 << 20)) else {
         eprintln!("cannot load fixtures/models/qwen3");
         return;
     };
+    let (Some(long), Some(tools)) = (
+        golden_request("qwen3/long_9k"),
+        golden_request("qwen3/tools_defined"),
+    ) else {
+        eprintln!("goldens missing");
+        return;
+    };
     let opts = RenderOptions::default();
-    for (name, id) in [
-        ("render_long_9k", "qwen3/long_9k"),
-        ("render_tools_defined", "qwen3/tools_defined"),
-    ] {
-        let Some(req) = golden_request(id) else {
-            eprintln!("golden {id} missing");
-            continue;
-        };
-        let Ok(chat) = serde_json::from_value::<ChatRequest>(req) else {
-            continue;
-        };
-        let sampling = SamplingFields::default();
-        c.bench_function(name, |b| {
-            b.iter(|| {
-                render_chat(&model, &chat, &sampling, &opts)
-                    .map(|(g, _)| g.token_ids.len())
-                    .unwrap_or(0)
-            })
-        });
+
+    let Ok(prompt) = render_chat_prompt(&cold, &long, &opts) else {
+        return;
+    };
+    let text = prompt.prompt;
+    let mut g = c.benchmark_group("encode_long_9k");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("fastokens", |b| {
+        b.iter(|| cold.encode(&text, false).map(|v| v.len()).unwrap_or(0))
+    });
+    g.bench_function("tokenizers", |b| {
+        b.iter(|| {
+            cold.tokenizer
+                .encode_fast(text.as_str(), false)
+                .map(|e| e.len())
+                .unwrap_or(0)
+        })
+    });
+    g.finish();
+
+    let render = |m: &Model, req: &ChatRequest| {
+        render_chat(m, req, &opts)
+            .map(|(g, _)| g.token_ids.len())
+            .unwrap_or(0)
+    };
+    c.bench_function("render_long_9k_cold", |b| b.iter(|| render(&cold, &long)));
+    c.bench_function("render_long_9k_warm", |b| b.iter(|| render(&warm, &long)));
+    c.bench_function("render_tools_defined", |b| b.iter(|| render(&cold, &tools)));
+
+    // Turn 20 of a conversation whose turns 1..19 were rendered before: the history's
+    // segments come from the cache, only the new user message is tokenized.
+    let conv = conversation(20);
+    for turn in &conv[..19] {
+        render(&warm, turn);
     }
+    let last = &conv[19];
+    c.bench_function("render_turn20_warm", |b| b.iter(|| render(&warm, last)));
+    c.bench_function("render_turn20_cold", |b| b.iter(|| render(&cold, last)));
 }
 
 criterion_group!(benches, bench);

@@ -107,6 +107,10 @@ pub struct ServeArgs {
     /// Requests served at once; more get an immediate 503.
     #[arg(long, default_value_t = 512)]
     pub max_concurrency: usize,
+    /// Bodies up to this size render inline on the async worker; larger ones (and
+    /// request-supplied templates) on the blocking pool.
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub inline_max_bytes: usize,
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 }
@@ -149,6 +153,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_bytes,
         request_timeout: Duration::from_secs_f64(args.request_timeout_secs),
         max_concurrency: args.max_concurrency,
+        inline_max_bytes: args.inline_max_bytes,
         render: args.model.render_options(),
     };
     let state = AppState::new(models, config)?;

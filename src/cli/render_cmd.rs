@@ -5,7 +5,7 @@
 use super::ModelArgs;
 use crate::error::RenderError;
 use crate::model::ModelRegistry;
-use crate::protocol::{parse_json, ChatRequest, CompletionRequest, SamplingFields};
+use crate::protocol::{parse_json, ChatRequest, CompletionRequest};
 use crate::render::{render_chat, render_completion, RenderOptions};
 use crate::server::ApiError;
 use clap::Args;
@@ -31,15 +31,14 @@ fn render_one(
     completion: bool,
     body: &[u8],
 ) -> Result<serde_json::Value, RenderError> {
-    let sampling: SamplingFields = parse_json(body)?;
     if completion {
         let req: CompletionRequest = parse_json(body)?;
         let model = models.get(req.model.as_deref())?;
-        Ok(serde_json::to_value(render_completion(&model, &req, &sampling)?.0).unwrap_or_default())
+        Ok(serde_json::to_value(render_completion(&model, &req)?.0).unwrap_or_default())
     } else {
         let req: ChatRequest = parse_json(body)?;
         let model = models.get(req.model.as_deref())?;
-        Ok(serde_json::to_value(render_chat(&model, &req, &sampling, opts)?.0).unwrap_or_default())
+        Ok(serde_json::to_value(render_chat(&model, &req, opts)?.0).unwrap_or_default())
     }
 }
 

@@ -1,3 +1,4 @@
+use super::sampling::with_sampling_fields;
 use crate::error::RenderError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -33,10 +34,11 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
     Ok(value)
 }
 
+with_sampling_fields! {
 /// `POST /v1/chat/completions/render`: an OpenAI chat request plus vLLM's extras.
-/// Sampling fields are read separately into [`super::SamplingFields`].
-#[derive(Debug, Clone, Deserialize)]
-pub struct ChatRequest {
+/// The sampling fields are appended by [`with_sampling_fields`].
+    #[derive(Debug, Clone, Deserialize)]
+    pub struct ChatRequest {
     #[serde(default)]
     pub model: Option<String>,
     /// Each message is kept as the client sent it (key order included) and converted for
@@ -73,11 +75,13 @@ pub struct ChatRequest {
     #[serde(default)]
     pub return_block_hashes: Option<crate::hashing::HashRequest>,
 }
+}
 
+with_sampling_fields! {
 /// `POST /v1/completions/render`: `prompt` is a string, a list of strings, a list of token
 /// IDs, or a list of token-ID lists.
 #[derive(Debug, Clone, Deserialize)]
-pub struct CompletionRequest {
+    pub struct CompletionRequest {
     #[serde(default)]
     pub model: Option<String>,
     pub prompt: Value,
@@ -99,6 +103,7 @@ pub struct CompletionRequest {
     /// **(ext)** Adds `block_hashes` of each prompt's token IDs to its response.
     #[serde(default)]
     pub return_block_hashes: Option<crate::hashing::HashRequest>,
+}
 }
 
 /// `POST /tokenize` (vLLM): either `prompt` (completion form) or `messages` (chat form).

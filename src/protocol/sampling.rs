@@ -8,9 +8,73 @@ pub enum StopSpec {
     Many(Vec<String>),
 }
 
-/// The sampling fields shared by chat and completion requests (OpenAI + vLLM extras).
-/// Read from the same body as the request itself; absent means "use the model's default".
-#[derive(Debug, Clone, Default, Deserialize)]
+/// Declares a request struct with the sampling fields shared by chat and completion
+/// requests (OpenAI + vLLM extras) appended, and `fn sampling(&self) -> SamplingFields`.
+/// The fields are real struct fields, not `#[serde(flatten)]`, so a type error names the
+/// field (`temperature: invalid type ...`) and the body is parsed once.
+macro_rules! with_sampling_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($body)*
+            #[serde(default)] pub max_tokens: Option<u64>,
+            #[serde(default)] pub max_completion_tokens: Option<u64>,
+            #[serde(default)] pub temperature: Option<f64>,
+            #[serde(default)] pub top_p: Option<f64>,
+            #[serde(default)] pub top_k: Option<i64>,
+            #[serde(default)] pub min_p: Option<f64>,
+            #[serde(default)] pub n: Option<u32>,
+            #[serde(default)] pub stop: Option<$crate::protocol::StopSpec>,
+            #[serde(default)] pub stop_token_ids: Option<Vec<u32>>,
+            #[serde(default)] pub seed: Option<i64>,
+            #[serde(default)] pub presence_penalty: Option<f64>,
+            #[serde(default)] pub frequency_penalty: Option<f64>,
+            #[serde(default)] pub repetition_penalty: Option<f64>,
+            /// Chat: a bool (with `top_logprobs`); completions: an int.
+            #[serde(default)] pub logprobs: Option<serde_json::Value>,
+            #[serde(default)] pub top_logprobs: Option<u32>,
+            #[serde(default)] pub prompt_logprobs: Option<u32>,
+            #[serde(default)] pub skip_special_tokens: Option<bool>,
+            #[serde(default)] pub spaces_between_special_tokens: Option<bool>,
+            #[serde(default)] pub include_stop_str_in_output: Option<bool>,
+            #[serde(default)] pub min_tokens: Option<u64>,
+            #[serde(default)] pub ignore_eos: Option<bool>,
+        }
+
+        impl $name {
+            /// The request's sampling fields.
+            pub fn sampling(&self) -> $crate::protocol::SamplingFields {
+                $crate::protocol::SamplingFields {
+                    max_tokens: self.max_tokens,
+                    max_completion_tokens: self.max_completion_tokens,
+                    temperature: self.temperature,
+                    top_p: self.top_p,
+                    top_k: self.top_k,
+                    min_p: self.min_p,
+                    n: self.n,
+                    stop: self.stop.clone(),
+                    stop_token_ids: self.stop_token_ids.clone(),
+                    seed: self.seed,
+                    presence_penalty: self.presence_penalty,
+                    frequency_penalty: self.frequency_penalty,
+                    repetition_penalty: self.repetition_penalty,
+                    logprobs: self.logprobs.clone(),
+                    top_logprobs: self.top_logprobs,
+                    prompt_logprobs: self.prompt_logprobs,
+                    skip_special_tokens: self.skip_special_tokens,
+                    spaces_between_special_tokens: self.spaces_between_special_tokens,
+                    include_stop_str_in_output: self.include_stop_str_in_output,
+                    min_tokens: self.min_tokens,
+                    ignore_eos: self.ignore_eos,
+                }
+            }
+        }
+    };
+}
+pub(crate) use with_sampling_fields;
+
+/// The sampling fields of a request; absent means "use the model's default".
+#[derive(Debug, Clone, Default)]
 pub struct SamplingFields {
     pub max_tokens: Option<u64>,
     pub max_completion_tokens: Option<u64>,
@@ -25,7 +89,6 @@ pub struct SamplingFields {
     pub presence_penalty: Option<f64>,
     pub frequency_penalty: Option<f64>,
     pub repetition_penalty: Option<f64>,
-    /// Chat: a bool (with `top_logprobs`); completions: an int. Interpreted per route.
     pub logprobs: Option<serde_json::Value>,
     pub top_logprobs: Option<u32>,
     pub prompt_logprobs: Option<u32>,

@@ -6,7 +6,7 @@ use super::template::{ChatTemplates, SelectError};
 use super::{request_id, RenderOptions, Timings};
 use crate::error::RenderError;
 use crate::model::Model;
-use crate::protocol::{ChatRequest, GenerateRequest, SamplingFields};
+use crate::protocol::{ChatRequest, GenerateRequest};
 use minijinja::value::{Serde, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -29,11 +29,11 @@ pub struct ChatRendered {
 pub fn render_chat(
     model: &Model,
     req: &ChatRequest,
-    sampling: &SamplingFields,
     opts: &RenderOptions,
 ) -> Result<(GenerateRequest, Timings), RenderError> {
     let rendered = render_chat_prompt(model, req, opts)?;
-    let sampling_params = build_sampling_params(model, sampling, rendered.token_ids.len(), true)?;
+    let sampling_params =
+        build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
     let block_hashes = super::block_hashes_for(
         req.return_block_hashes.as_ref(),
         &rendered.token_ids,

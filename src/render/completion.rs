@@ -6,7 +6,7 @@ use super::sampling::build_sampling_params;
 use super::{request_id, Timings};
 use crate::error::RenderError;
 use crate::model::Model;
-use crate::protocol::{CompletionRequest, GenerateRequest, SamplingFields};
+use crate::protocol::{CompletionRequest, GenerateRequest};
 use serde_json::Value;
 use std::time::Instant;
 
@@ -81,10 +81,10 @@ fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
 pub fn render_completion(
     model: &Model,
     req: &CompletionRequest,
-    sampling: &SamplingFields,
 ) -> Result<(Vec<GenerateRequest>, Timings), RenderError> {
     let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
     let list = prompts(&req.prompt)?;
+    let sampling = req.sampling();
     let many = list.len() > 1;
     let mut timings = Timings::default();
     let mut out = Vec::with_capacity(list.len());
@@ -112,7 +112,7 @@ pub fn render_completion(
                 "prompt renders to no tokens",
             ));
         }
-        let sampling_params = build_sampling_params(model, sampling, ids.len(), false)?;
+        let sampling_params = build_sampling_params(model, &sampling, ids.len(), false)?;
         let block_hashes = super::block_hashes_for(
             req.return_block_hashes.as_ref(),
             &ids,

@@ -30,6 +30,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
     pub max_concurrency: usize,
+    /// Bodies up to this size render inline on the async worker; larger ones on the
+    /// blocking pool (see `routes::offload`).
+    pub inline_max_bytes: usize,
     pub render: RenderOptions,
 }
 
@@ -39,6 +42,7 @@ impl Default for ServerConfig {
             max_body_bytes: 32 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             max_concurrency: 512,
+            inline_max_bytes: 64 * 1024,
             render: RenderOptions::default(),
         }
     }

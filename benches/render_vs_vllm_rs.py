@@ -1,0 +1,179 @@
+"""Side by side, in one run: llm-render vs vllm-rs render (vLLM 0.33's Rust render server).
+
+Both serve the same Qwen3 fixture on loopback; the same requests go to each. Reports server CPU
+per request (utime+stime from /proc/<pid>/stat) and, with wrk, requests/s at concurrency 1 and 8.
+
+  cold long_9k   the 10,140-token qwen3/long_9k chat, each request made unique at its start
+                 (a nonce in the system message), so no cache of any kind can help;
+  turn N         20-turn conversations (~10k tokens by the end), each request carrying the whole
+                 history as clients send it; CPU of turns 2..19, and of turn 20, after turns
+                 1..N-1 were rendered;
+  short tools    qwen3/tools_defined (328 tokens).
+
+Setup (nothing committed; bench-peers/ is git-ignored):
+  mkdir -p bench-peers && cd bench-peers && pip download --no-deps vllm==0.33.0 -d . \
+      && unzip -o -q vllm-0.33.0-*.whl vllm/vllm-rs && cd ..
+  apt-get install -y wrk;  cargo build --release
+Usage: python3 benches/render_vs_vllm_rs.py [--quick]
+"""
+import gzip, json, os, random, shutil, subprocess, sys, tempfile, time, urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VLLM_RS = os.path.join(ROOT, "bench-peers/vllm/vllm-rs")
+LLM_RENDER = os.path.join(ROOT, "target/release/llm-render")
+QUICK = "--quick" in sys.argv
+
+
+def cpu(pid):
+    """Seconds of CPU the process's live threads have run (schedstat, ns resolution)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total / 1e9
+
+
+def model_dir():
+    d = tempfile.mkdtemp(prefix="qwen3-")
+    src = os.path.join(ROOT, "fixtures/models/qwen3")
+    for f in os.listdir(src):
+        if f == "tokenizer.json.gz":
+            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, "tokenizer.json"), "wb") as b:
+                shutil.copyfileobj(a, b)
+        else:
+            shutil.copy(os.path.join(src, f), d)
+    return d
+
+
+def wait(url):
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(url + "/health", timeout=1)
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start: " + url)
+
+
+def post(url, body):
+    r = urllib.request.Request(url + "/v1/chat/completions/render", data=body, headers={"content-type": "application/json"})
+    return json.loads(urllib.request.urlopen(r).read())
+
+
+def golden(cid):
+    for line in open(os.path.join(ROOT, "fixtures/goldens/render/qwen3.jsonl")):
+        g = json.loads(line)
+        if g["id"] == cid:
+            return g
+
+
+def words(n, rng):
+    vocab = ("the of and to in is that for it as with was on be by this are from or an at which model cache token "
+             "prefill decode router latency throughput request server memory block transfer prompt template").split()
+    return " ".join(rng.choice(vocab) for _ in range(n))
+
+
+def cold_bodies(n):
+    req = golden("qwen3/long_9k")["request"]
+    out = []
+    for i in range(n):
+        r = json.loads(json.dumps(req))
+        r["messages"][0]["content"] = f"Request {i:08d} {random.random()}. " + r["messages"][0]["content"]
+        r["model"] = "qwen3"
+        out.append(json.dumps(r).encode())
+    return out
+
+
+def conversations(k, turns=20):
+    """k conversations; returns a list per turn index of request bodies."""
+    per_turn = [[] for _ in range(turns)]
+    for c in range(k):
+        rng = random.Random(1000 + c)
+        msgs = [{"role": "system", "content": f"Conversation {c}. " + words(200, rng)}]
+        for t in range(turns):
+            msgs.append({"role": "user", "content": words(rng.randint(150, 300), rng)})
+            per_turn[t].append(json.dumps({"model": "qwen3", "messages": msgs}).encode())
+            msgs.append({"role": "assistant", "content": words(rng.randint(100, 200), rng)})
+    return per_turn
+
+
+def measure(url, pid, bodies):
+    c0 = cpu(pid)
+    for b in bodies:
+        post(url, b)
+    return (cpu(pid) - c0) / len(bodies)
+
+
+def wrk(url, body, conns, secs):
+    lua = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    bf = tempfile.NamedTemporaryFile("wb", delete=False)
+    bf.write(body)
+    bf.close()
+    lua.write(f'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+              f'local f = io.open("{bf.name}", "rb")\nwrk.body = f:read("*all")\nf:close()\n')
+    lua.close()
+    out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{secs}s", "-s", lua.name,
+                          url + "/v1/chat/completions/render"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if line.startswith("Requests/sec:"):
+            return float(line.split()[1])
+    raise RuntimeError(out)
+
+
+def main():
+    d = model_dir()
+    servers = {
+        "vllm-rs": [VLLM_RS, "render", d, "--port", "31001", "--served-model-name", "qwen3"],
+        "llm-render": [LLM_RENDER, "serve", "--port", "31002", "--model", f"qwen3={d}"],
+    }
+    urls = {"vllm-rs": "http://127.0.0.1:31001", "llm-render": "http://127.0.0.1:31002"}
+    procs = {k: subprocess.Popen(v, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k, v in servers.items()}
+    try:
+        for u in urls.values():
+            wait(u)
+        n_cold = 60 if QUICK else 300
+        cold = cold_bodies(n_cold)
+        convs = conversations(4 if QUICK else 12)
+        tools = json.dumps(dict(golden("qwen3/tools_defined")["request"], model="qwen3")).encode()
+        expect = golden("qwen3/long_9k")["expected_token_ids"]
+        res = {}
+        for name, url in urls.items():
+            pid = procs[name].pid
+            got = post(url, json.dumps(dict(golden("qwen3/long_9k")["request"], model="qwen3")).encode())["token_ids"]
+            assert got == expect, f"{name}: long_9k token IDs differ from the golden"
+            measure(url, pid, cold[:10])  # warm up
+            r = {"cold_cpu_ms": measure(url, pid, cold[10:]) * 1e3}
+            measure(url, pid, convs[0])  # turn 1 of every conversation
+            c0, n = cpu(pid), 0
+            for t in range(1, len(convs) - 1):
+                for b in convs[t]:
+                    post(url, b)
+                    n += 1
+            r["turnN_cpu_ms"] = (cpu(pid) - c0) / n * 1e3
+            r["turn20_cpu_ms"] = measure(url, pid, convs[-1]) * 1e3
+            r["tools_cpu_ms"] = measure(url, pid, [tools] * (300 if QUICK else 2000)) * 1e3
+            secs = 3 if QUICK else 8
+            for c in (1, 8):
+                r[f"tools_rps_c{c}"] = wrk(url, tools, c, secs)
+                r[f"cold_rps_c{c}"] = wrk(url, cold[0], c, secs)  # identical body: the peer's best case too
+            res[name] = r
+        a, b = res["vllm-rs"], res["llm-render"]
+        print(f"{'metric':28} {'vllm-rs':>10} {'llm-render':>11} {'ratio':>7}")
+        rows = [("cold long_9k CPU/req (ms)", "cold_cpu_ms", True), ("turns 2-19 CPU/req (ms)", "turnN_cpu_ms", True), ("turn 20 CPU/req (ms)", "turn20_cpu_ms", True),
+                ("short tools CPU/req (ms)", "tools_cpu_ms", True), ("short tools req/s c=1", "tools_rps_c1", False),
+                ("short tools req/s c=8", "tools_rps_c8", False), ("long_9k req/s c=1 (same body)", "cold_rps_c1", False),
+                ("long_9k req/s c=8 (same body)", "cold_rps_c8", False)]
+        for label, k, lower_better in rows:
+            ratio = a[k] / b[k] if lower_better else b[k] / a[k]
+            print(f"{label:28} {a[k]:10.3f} {b[k]:11.3f} {ratio:6.1f}x")
+        print("(ratio > 1 means llm-render is better: less CPU, or more requests/s)")
+    finally:
+        for p in procs.values():
+            p.terminate()
+            p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+main()
