@@ -16,7 +16,7 @@ Setup (nothing committed; bench-peers/ is git-ignored):
   apt-get install -y wrk;  cargo build --release
 Usage: python3 benches/render_vs_vllm_rs.py [--quick]
 """
-import gzip, json, os, random, shutil, subprocess, sys, tempfile, time, urllib.request
+import gzip, http.client, json, os, random, shutil, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VLLM_RS = os.path.join(ROOT, "bench-peers/vllm/vllm-rs")
@@ -57,9 +57,16 @@ def wait(url):
     raise RuntimeError("server did not start: " + url)
 
 
+CONNS = {}
+
+
 def post(url, body):
-    r = urllib.request.Request(url + "/v1/chat/completions/render", data=body, headers={"content-type": "application/json"})
-    return json.loads(urllib.request.urlopen(r).read())
+    """POST over one kept-alive connection per server, as a router's connection pool would."""
+    conn = CONNS.get(url)
+    if conn is None:
+        conn = CONNS[url] = http.client.HTTPConnection(url.split("//")[1])
+    conn.request("POST", "/v1/chat/completions/render", body=body, headers={"content-type": "application/json"})
+    return json.loads(conn.getresponse().read())
 
 
 def golden(cid):

@@ -10,28 +10,49 @@ fn yes() -> bool {
 
 /// Parses a JSON body into `T`. Syntax errors and type errors both become a 400 whose
 /// message and `param` name the field (`messages[1].content`).
+///
+/// The happy path is a plain `serde_json` parse; only a body that fails is parsed again
+/// with path tracking, which costs a few percent on every field of a large request.
 pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
+    match serde_json::from_slice(body) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(explain_json_error::<T>(body)),
+    }
+}
+
+/// The field-naming error for a body `T` cannot be parsed from.
+fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RenderError {
     let mut de = serde_json::Deserializer::from_slice(body);
-    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() || path == "." {
-            RenderError::InvalidRequest {
-                message: format!("invalid JSON body: {inner}"),
-                param: None,
+    let err = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+        Ok(_) => match de.end() {
+            Ok(()) => {
+                return RenderError::InvalidRequest {
+                    message: "invalid JSON body".into(),
+                    param: None,
+                }
             }
-        } else {
-            RenderError::InvalidRequest {
-                message: format!("{path}: {inner}"),
-                param: Some(path),
+            Err(e) => {
+                return RenderError::InvalidRequest {
+                    message: format!("invalid JSON body: {e}"),
+                    param: None,
+                }
             }
+        },
+        Err(e) => e,
+    };
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    if inner.is_syntax() || inner.is_eof() || path == "." {
+        RenderError::InvalidRequest {
+            message: format!("invalid JSON body: {inner}"),
+            param: None,
         }
-    })?;
-    de.end().map_err(|e| RenderError::InvalidRequest {
-        message: format!("invalid JSON body: {e}"),
-        param: None,
-    })?;
-    Ok(value)
+    } else {
+        RenderError::InvalidRequest {
+            message: format!("{path}: {inner}"),
+            param: Some(path),
+        }
+    }
 }
 
 with_sampling_fields! {
