@@ -4,11 +4,12 @@ In one run, for the `qwen3/long_9k` (10,140 tokens) and `qwen3/tools_defined` go
   * transformers: `apply_chat_template(tokenize=False)` + `encode(add_special_tokens=False)`,
     the exact call that made the goldens, CPU time of this process per render;
   * llm-render: `llm-render serve --model qwen3=fixtures/models/qwen3` on 127.0.0.1, one request
-    at a time, server CPU per request read from /proc/<pid>/stat (HTTP + JSON included).
+    at a time over a kept-alive connection, each made unique at its start so no cache helps,
+    server CPU per request from /proc/<pid>/task/*/schedstat (HTTP + JSON included).
 Prints both and the ratio. Needs: pip install transformers tokenizers jinja2; a release build
 (`cargo build --release`). Usage: python3 benches/render_vs_transformers.py [N]
 """
-import gzip, json, os, shutil, subprocess, sys, tempfile, time, urllib.request
+import gzip, http.client, json, os, shutil, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
@@ -25,8 +26,14 @@ def goldens():
 
 
 def proc_cpu(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """Seconds of CPU the process's live threads have run (schedstat, ns resolution)."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total / 1e9
 
 
 def bench_transformers(cases):
@@ -69,18 +76,21 @@ def bench_llm_render(cases):
             except Exception:
                 time.sleep(0.1)
         res = {}
+        conn = http.client.HTTPConnection(f"127.0.0.1:{port}")
         for cid, g in cases.items():
-            body = json.dumps(dict(g["request"], model="qwen3")).encode()
-            def once():
-                r = urllib.request.Request(url + "/v1/chat/completions/render", data=body,
-                                           headers={"content-type": "application/json"})
-                return json.loads(urllib.request.urlopen(r).read())["token_ids"]
+            def once(i=None):
+                req = json.loads(json.dumps(g["request"]))
+                if i is not None:
+                    # A unique start per request: no cache of ours can help (cold render).
+                    req["messages"][0]["content"] = f"Request {i}. " + req["messages"][0]["content"]
+                conn.request("POST", "/v1/chat/completions/render", body=json.dumps(dict(req, model="qwen3")),
+                             headers={"content-type": "application/json"})
+                return json.loads(conn.getresponse().read())["token_ids"]
             assert once() == g["expected_token_ids"]
-            n = N
             c0 = proc_cpu(srv.pid)
-            for _ in range(n):
-                once()
-            res[cid] = (proc_cpu(srv.pid) - c0) / n
+            for i in range(N):
+                once(i)
+            res[cid] = (proc_cpu(srv.pid) - c0) / N
         return res
     finally:
         srv.terminate()
