@@ -9,43 +9,17 @@ In one run, for the `qwen3/long_9k` (10,140 tokens) and `qwen3/tools_defined` go
 Prints both and the ratio. Needs: pip install transformers tokenizers jinja2; a release build
 (`cargo build --release`). Usage: python3 benches/render_vs_transformers.py [N]
 """
-import gzip, http.client, json, os, shutil, subprocess, sys, tempfile, time, urllib.request
+import http.client, json, os, subprocess, sys, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_support import ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, os.path.join(ROOT, "..", "shared", "reference"))
-
-
-def goldens():
-    out = {}
-    for line in open(os.path.join(ROOT, "fixtures/goldens/render/qwen3.jsonl")):
-        g = json.loads(line)
-        out[g["id"]] = g
-    return out
-
-
-def proc_cpu(pid):
-    """Seconds of CPU the process's live threads have run (schedstat, ns resolution)."""
-    total = 0
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e9
 
 
 def bench_transformers(cases):
     from transformers import AutoTokenizer
-    d = tempfile.mkdtemp()
-    src = os.path.join(ROOT, "fixtures/models/qwen3")
-    for f in os.listdir(src):
-        if f == "tokenizer.json.gz":
-            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, "tokenizer.json"), "wb") as b:
-                shutil.copyfileobj(a, b)
-        else:
-            shutil.copy(os.path.join(src, f), d)
+    d = model_dir()
     tok = AutoTokenizer.from_pretrained(d)
     res = {}
     for cid, g in cases.items():
@@ -69,12 +43,7 @@ def bench_llm_render(cases):
                            stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(url + "/health", timeout=1)
-                break
-            except Exception:
-                time.sleep(0.1)
+        wait_healthy(url)
         res = {}
         conn = http.client.HTTPConnection(f"127.0.0.1:{port}")
         for cid, g in cases.items():

@@ -16,45 +16,14 @@ Setup (nothing committed; bench-peers/ is git-ignored):
   apt-get install -y wrk;  cargo build --release
 Usage: python3 benches/render_vs_vllm_rs.py [--quick]
 """
-import gzip, http.client, json, os, random, shutil, subprocess, sys, tempfile, time, urllib.request
+import http.client, json, os, random, shutil, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_support import ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
+
 VLLM_RS = os.path.join(ROOT, "bench-peers/vllm/vllm-rs")
 LLM_RENDER = os.path.join(ROOT, "target/release/llm-render")
 QUICK = "--quick" in sys.argv
-
-
-def cpu(pid):
-    """Seconds of CPU the process's live threads have run (schedstat, ns resolution)."""
-    total = 0
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            total += int(open(f"/proc/{pid}/task/{t}/schedstat").read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e9
-
-
-def model_dir():
-    d = tempfile.mkdtemp(prefix="qwen3-")
-    src = os.path.join(ROOT, "fixtures/models/qwen3")
-    for f in os.listdir(src):
-        if f == "tokenizer.json.gz":
-            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, "tokenizer.json"), "wb") as b:
-                shutil.copyfileobj(a, b)
-        else:
-            shutil.copy(os.path.join(src, f), d)
-    return d
-
-
-def wait(url):
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(url + "/health", timeout=1)
-            return
-        except Exception:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start: " + url)
 
 
 CONNS = {}
@@ -70,10 +39,7 @@ def post(url, body):
 
 
 def golden(cid):
-    for line in open(os.path.join(ROOT, "fixtures/goldens/render/qwen3.jsonl")):
-        g = json.loads(line)
-        if g["id"] == cid:
-            return g
+    return goldens()[cid]
 
 
 def words(n, rng):
@@ -107,10 +73,10 @@ def conversations(k, turns=20):
 
 
 def measure(url, pid, bodies):
-    c0 = cpu(pid)
+    c0 = proc_cpu(pid)
     for b in bodies:
         post(url, b)
-    return (cpu(pid) - c0) / len(bodies)
+    return (proc_cpu(pid) - c0) / len(bodies)
 
 
 def wrk(url, body, conns, secs):
@@ -139,7 +105,7 @@ def main():
     procs = {k: subprocess.Popen(v, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k, v in servers.items()}
     try:
         for u in urls.values():
-            wait(u)
+            wait_healthy(u)
         n_cold = 60 if QUICK else 300
         cold = cold_bodies(n_cold)
         convs = conversations(4 if QUICK else 12)
@@ -153,12 +119,12 @@ def main():
             measure(url, pid, cold[:10])  # warm up
             r = {"cold_cpu_ms": measure(url, pid, cold[10:]) * 1e3}
             measure(url, pid, convs[0])  # turn 1 of every conversation
-            c0, n = cpu(pid), 0
+            c0, n = proc_cpu(pid), 0
             for t in range(1, len(convs) - 1):
                 for b in convs[t]:
                     post(url, b)
                     n += 1
-            r["turnN_cpu_ms"] = (cpu(pid) - c0) / n * 1e3
+            r["turnN_cpu_ms"] = (proc_cpu(pid) - c0) / n * 1e3
             r["turn20_cpu_ms"] = measure(url, pid, convs[-1]) * 1e3
             r["tools_cpu_ms"] = measure(url, pid, [tools] * (300 if QUICK else 2000)) * 1e3
             secs = 3 if QUICK else 8

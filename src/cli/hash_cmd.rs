@@ -13,7 +13,6 @@ use crate::protocol::{parse_json, ChatRequest};
 use crate::render::render_chat_prompt;
 use crate::server::ApiError;
 use clap::Args;
-use std::io::Read;
 
 #[derive(Debug, Args)]
 pub struct HashArgs {
@@ -77,13 +76,7 @@ fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RenderError>
 }
 
 pub fn run(args: HashArgs) -> anyhow::Result<i32> {
-    let mut input = Vec::new();
-    match args.file.as_deref() {
-        None | Some("-") => {
-            std::io::stdin().read_to_end(&mut input)?;
-        }
-        Some(path) => input = std::fs::read(path)?,
-    }
+    let input = super::read_input(args.file.as_deref())?;
     let (value, code) = match hash(&args, &input) {
         Ok(v) => (v, 0),
         Err(e) => (ApiError::from(e).body(), 1),

@@ -127,6 +127,19 @@ fn init_logging(format: LogFormat) {
     }
 }
 
+/// Reads a request file, or standard input for `None` and `-`.
+fn read_input(file: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    match file {
+        None | Some("-") => {
+            let mut input = Vec::new();
+            std::io::stdin().read_to_end(&mut input)?;
+            Ok(input)
+        }
+        Some(path) => std::fs::read(path).map_err(|e| anyhow::anyhow!("{path}: {e}")),
+    }
+}
+
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {

@@ -9,7 +9,7 @@ use crate::protocol::{parse_json, ChatRequest, CompletionRequest};
 use crate::render::{render_chat, render_completion, RenderOptions};
 use crate::server::ApiError;
 use clap::Args;
-use std::io::{Read, Write};
+use std::io::Write;
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
@@ -50,13 +50,7 @@ fn error_json(e: RenderError) -> serde_json::Value {
 pub fn run(args: RenderArgs) -> anyhow::Result<i32> {
     let models = args.model.load()?;
     let opts = args.model.render_options();
-    let mut input = Vec::new();
-    match args.file.as_deref() {
-        None | Some("-") => {
-            std::io::stdin().read_to_end(&mut input)?;
-        }
-        Some(path) => input = std::fs::read(path)?,
-    }
+    let input = super::read_input(args.file.as_deref())?;
     let bodies: Vec<&[u8]> = if args.jsonl {
         input
             .split(|b| *b == b'\n')
