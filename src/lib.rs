@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod error;
 pub mod hashing;
+pub mod media;
 pub mod model;
 pub mod protocol;
 pub mod render;

@@ -1,0 +1,122 @@
+//! Decoding as vLLM 0.33's `ImageMediaIO(image_mode="RGB").load_bytes` does:
+//! `Image.open` → `ImageOps.exif_transpose` → if the image has transparency (RGBA, LA, PA or
+//! a `transparency` entry), paste it on white with its alpha as mask, else `convert("RGB")`.
+//! `converted` records whether the mode changed, because vLLM then hashes an `io_config`
+//! along with the bytes (see `mm_hash`).
+//!
+//! Width and height are read from the header and checked against the limits before any
+//! pixel buffer is allocated; the decoder is also given an allocation limit.
+
+use super::MediaError;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits, RgbImage};
+use std::io::Cursor;
+
+/// Decode limits (flags of `serve`).
+#[derive(Debug, Clone, Copy)]
+pub struct DecodeLimits {
+    /// Pillow's decompression-bomb threshold by default.
+    pub max_pixels: u64,
+    pub max_side: u32,
+}
+
+impl Default for DecodeLimits {
+    fn default() -> Self {
+        DecodeLimits {
+            max_pixels: 89_478_485,
+            max_side: 32_768,
+        }
+    }
+}
+
+/// A decoded image in RGB, and whether vLLM would have converted its mode.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub rgb: RgbImage,
+    pub converted: bool,
+}
+
+/// Whether PIL opens the file in mode "RGB" (so vLLM's `convert` is a no-op).
+fn pil_mode_is_rgb(bytes: &[u8], format: ImageFormat, img: &DynamicImage) -> bool {
+    match format {
+        // IHDR colour type 2 (truecolour) without a tRNS chunk.
+        ImageFormat::Png => {
+            let color_type = bytes.get(25).copied();
+            let has_trns = bytes.windows(4).any(|w| w == b"tRNS");
+            color_type == Some(2) && !has_trns
+        }
+        ImageFormat::Gif => false,
+        _ => matches!(
+            img,
+            DynamicImage::ImageRgb8(_) | DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_)
+        ),
+    }
+}
+
+/// PIL's `paste(im, mask=alpha)` onto white, per channel:
+/// `DIV255(255 * (255 - a) + c * a)` with `DIV255(x) = ((x + 128) >> 8 + x + 128) >> 8`.
+fn over_white(c: u8, a: u8) -> u8 {
+    let x = 255 * (255 - a as u32) + c as u32 * a as u32 + 128;
+    (((x >> 8) + x) >> 8) as u8
+}
+
+/// Decodes `bytes` into RGB with vLLM's rules; refuses oversized images before decoding.
+pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError> {
+    let format = image::guess_format(bytes).map_err(|_| MediaError::Format)?;
+    if !matches!(
+        format,
+        ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP | ImageFormat::Gif
+    ) {
+        return Err(MediaError::Format);
+    }
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut lim = Limits::default();
+    lim.max_image_width = Some(limits.max_side);
+    lim.max_image_height = Some(limits.max_side);
+    // RGBA at 16 bits per channel is the largest buffer a decoder allocates.
+    lim.max_alloc = Some(limits.max_pixels.saturating_mul(8).saturating_add(1 << 20));
+    reader.limits(lim);
+    let mut decoder = reader
+        .into_decoder()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    let (width, height) = decoder.dimensions();
+    let side = width.max(height);
+    if side > limits.max_side {
+        return Err(MediaError::TooLarge {
+            side,
+            limit: limits.max_side,
+        });
+    }
+    let pixels = width as u64 * height as u64;
+    if pixels > limits.max_pixels {
+        return Err(MediaError::TooManyPixels {
+            width,
+            height,
+            pixels,
+            limit: limits.max_pixels,
+        });
+    }
+    let orientation = decoder
+        .orientation()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    let mut img =
+        DynamicImage::from_decoder(decoder).map_err(|e| MediaError::Decode(e.to_string()))?;
+    img.apply_orientation(orientation);
+    let converted = !pil_mode_is_rgb(bytes, format, &img);
+    let rgb = if img.color().has_alpha() {
+        let rgba = img.to_rgba8();
+        let (w, h) = rgba.dimensions();
+        let mut out = RgbImage::new(w, h);
+        for (o, p) in out.pixels_mut().zip(rgba.pixels()) {
+            let a = p[3];
+            *o = image::Rgb([
+                over_white(p[0], a),
+                over_white(p[1], a),
+                over_white(p[2], a),
+            ]);
+        }
+        out
+    } else {
+        img.to_rgb8()
+    };
+    Ok(Decoded { rgb, converted })
+}

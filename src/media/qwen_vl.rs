@@ -1,0 +1,255 @@
+//! The Qwen2-VL image processor (also Qwen2.5-VL, and Qwen3-VL with patch 16), as
+//! transformers' `Qwen2VLImageProcessor` computes it (PIL backend):
+//! 1. `smart_resize`: both sides multiples of `patch * merge`, pixels within
+//!    `[min_pixels, max_pixels]`, aspect ratio above 200 refused;
+//! 2. Pillow's antialiased bicubic resize (`resample.rs`);
+//! 3. rescale by 1/255 and normalize by mean/std (a lookup table per channel);
+//! 4. the frame is repeated `temporal_patch_size` times and cut into patches; rows are
+//!    ordered (grid_h/merge, grid_w/merge, merge_h, merge_w), each row is
+//!    C × temporal × patch × patch values.
+//!
+//! The prompt gets `grid_t * grid_h * grid_w / merge²` image tokens per image.
+
+use super::MediaError;
+use image::RgbImage;
+use serde::Deserialize;
+
+/// Python's `round()`: halves go to the even neighbour.
+fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+        r - x.signum()
+    } else {
+        r
+    }
+}
+
+/// transformers' `smart_resize(height, width, factor, min_pixels, max_pixels)` → (h, w).
+pub fn smart_resize(
+    height: u32,
+    width: u32,
+    factor: u32,
+    min_pixels: u64,
+    max_pixels: u64,
+) -> Result<(u32, u32), MediaError> {
+    let (h, w, f) = (height as f64, width as f64, factor as f64);
+    let ratio = h.max(w) / h.min(w).max(1.0);
+    if height == 0 || width == 0 || ratio > 200.0 {
+        return Err(MediaError::AspectRatio(ratio));
+    }
+    let mut h_bar = round_half_even(h / f) * f;
+    let mut w_bar = round_half_even(w / f) * f;
+    if h_bar * w_bar > max_pixels as f64 {
+        let beta = ((h * w) / max_pixels as f64).sqrt();
+        h_bar = f.max((h / beta / f).floor() * f);
+        w_bar = f.max((w / beta / f).floor() * f);
+    } else if h_bar * w_bar < min_pixels as f64 {
+        let beta = (min_pixels as f64 / (h * w)).sqrt();
+        h_bar = (h * beta / f).ceil() * f;
+        w_bar = (w * beta / f).ceil() * f;
+    }
+    Ok((h_bar as u32, w_bar as u32))
+}
+
+/// `preprocessor_config.json` keys the processor reads (flat keys or `size`).
+#[derive(Debug, Clone, Deserialize)]
+struct RawConfig {
+    #[serde(default)]
+    image_processor_type: Option<String>,
+    #[serde(default)]
+    min_pixels: Option<u64>,
+    #[serde(default)]
+    max_pixels: Option<u64>,
+    #[serde(default)]
+    size: Option<RawSize>,
+    #[serde(default)]
+    patch_size: Option<u32>,
+    #[serde(default)]
+    temporal_patch_size: Option<u32>,
+    #[serde(default)]
+    merge_size: Option<u32>,
+    #[serde(default)]
+    image_mean: Option<[f32; 3]>,
+    #[serde(default)]
+    image_std: Option<[f32; 3]>,
+    #[serde(default)]
+    rescale_factor: Option<f32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct RawSize {
+    #[serde(default)]
+    shortest_edge: Option<u64>,
+    #[serde(default)]
+    longest_edge: Option<u64>,
+}
+
+/// OpenAI CLIP's mean and std, transformers' `OPENAI_CLIP_MEAN`/`OPENAI_CLIP_STD`; written
+/// as the published decimals and rounded to f32 as numpy does.
+#[allow(clippy::excessive_precision)]
+const CLIP_MEAN: [f32; 3] = [0.48145466, 0.4578275, 0.40821073];
+#[allow(clippy::excessive_precision)]
+const CLIP_STD: [f32; 3] = [0.26862954, 0.26130258, 0.27577711];
+
+/// What an image becomes before any pixel is touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// (height, width) after `smart_resize`.
+    pub resized_hw: (u32, u32),
+    pub grid_thw: [u32; 3],
+    /// Placeholder tokens in the prompt.
+    pub num_tokens: usize,
+}
+
+/// A configured Qwen-VL image processor.
+#[derive(Debug, Clone)]
+pub struct QwenVlProcessor {
+    pub patch_size: u32,
+    pub temporal_patch_size: u32,
+    pub merge_size: u32,
+    pub min_pixels: u64,
+    pub max_pixels: u64,
+    pub mean: [f32; 3],
+    pub std: [f32; 3],
+    pub rescale: f32,
+}
+
+/// One processed image.
+#[derive(Debug, Clone)]
+pub struct ProcessedImage {
+    /// Row-major `[rows, cols]` float32 patches.
+    pub pixel_values: Vec<f32>,
+    pub rows: usize,
+    pub cols: usize,
+    pub grid_thw: [u32; 3],
+    pub resized_hw: (u32, u32),
+    pub num_tokens: usize,
+}
+
+impl QwenVlProcessor {
+    /// Reads a `preprocessor_config.json`; `None` when it is not a Qwen2-VL-family processor.
+    pub fn from_config(json: &[u8]) -> Option<QwenVlProcessor> {
+        let raw: RawConfig = serde_json::from_slice(json).ok()?;
+        let ty = raw.image_processor_type.as_deref().unwrap_or_default();
+        if !ty.starts_with("Qwen2VLImageProcessor") && !ty.starts_with("Qwen3VLImageProcessor") {
+            return None;
+        }
+        let size = raw.size.as_ref();
+        Some(QwenVlProcessor {
+            patch_size: raw.patch_size.unwrap_or(14),
+            temporal_patch_size: raw.temporal_patch_size.unwrap_or(2),
+            merge_size: raw.merge_size.unwrap_or(2),
+            min_pixels: raw
+                .min_pixels
+                .or(size.and_then(|s| s.shortest_edge))
+                .unwrap_or(56 * 56),
+            max_pixels: raw
+                .max_pixels
+                .or(size.and_then(|s| s.longest_edge))
+                .unwrap_or(28 * 28 * 1280),
+            mean: raw.image_mean.unwrap_or(CLIP_MEAN),
+            std: raw.image_std.unwrap_or(CLIP_STD),
+            rescale: raw.rescale_factor.unwrap_or(1.0 / 255.0),
+        })
+    }
+
+    /// The resized size (h, w) and the placeholder count, without touching pixels.
+    pub fn plan(&self, height: u32, width: u32) -> Result<Plan, MediaError> {
+        let factor = self.patch_size * self.merge_size;
+        let (h, w) = smart_resize(height, width, factor, self.min_pixels, self.max_pixels)?;
+        let grid = [1, h / self.patch_size, w / self.patch_size];
+        let tokens = (grid[0] * grid[1] * grid[2] / (self.merge_size * self.merge_size)) as usize;
+        Ok(Plan {
+            resized_hw: (h, w),
+            grid_thw: grid,
+            num_tokens: tokens,
+        })
+    }
+
+    /// Resizes, normalizes and patchifies an RGB image.
+    pub fn process(&self, rgb: &RgbImage) -> Result<ProcessedImage, MediaError> {
+        let Plan {
+            resized_hw: (h, w),
+            grid_thw: grid,
+            num_tokens,
+        } = self.plan(rgb.height(), rgb.width())?;
+        let resized = super::resample::resize_bicubic(rgb, w, h);
+        let (p, t, m) = (
+            self.patch_size as usize,
+            self.temporal_patch_size as usize,
+            self.merge_size as usize,
+        );
+        let (gh, gw) = (grid[1] as usize, grid[2] as usize);
+        let cols = 3 * t * p * p;
+        let rows = gh * gw;
+        // Per-channel lookup: value = (x / 255 - mean) / std in f32. transformers' result is
+        // bit-identical to dividing by 255 (not multiplying by 1/255, which differs in the
+        // last bit for some values); other rescale factors multiply.
+        let divide = (self.rescale - 1.0 / 255.0).abs() < 1e-9;
+        let mut lut = [[0f32; 256]; 3];
+        for (c, table) in lut.iter_mut().enumerate() {
+            for (x, v) in table.iter_mut().enumerate() {
+                let scaled = if divide {
+                    x as f32 / 255.0
+                } else {
+                    x as f32 * self.rescale
+                };
+                *v = (scaled - self.mean[c]) / self.std[c];
+            }
+        }
+        let mut out = vec![0f32; rows * cols];
+        let stride = w as usize * 3;
+        let src: &[u8] = resized.as_raw();
+        let mut row = 0;
+        for bh in 0..gh / m {
+            for bw in 0..gw / m {
+                for mh in 0..m {
+                    for mw in 0..m {
+                        let (py0, px0) = ((bh * m + mh) * p, (bw * m + mw) * p);
+                        let dst = &mut out[row * cols..(row + 1) * cols];
+                        let mut k = 0;
+                        for (c, table) in lut.iter().enumerate() {
+                            for _ in 0..t {
+                                for y in 0..p {
+                                    let base = (py0 + y) * stride + px0 * 3 + c;
+                                    for x in 0..p {
+                                        dst[k] = table[src[base + x * 3] as usize];
+                                        k += 1;
+                                    }
+                                }
+                            }
+                        }
+                        row += 1;
+                    }
+                }
+            }
+        }
+        Ok(ProcessedImage {
+            pixel_values: out,
+            rows,
+            cols,
+            grid_thw: grid,
+            resized_hw: (h, w),
+            num_tokens,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smart_resize_matches_transformers() {
+        // shared/goldens/images/cases.jsonl (qwen2_5_vl: factor 28, 3136..12845056)
+        let f = |h, w| smart_resize(h, w, 28, 3136, 12_845_056);
+        assert_eq!(f(1080, 1920), Ok((1092, 1932)));
+        assert_eq!(f(14, 14), Ok((56, 56)));
+        assert_eq!(f(20, 3000), Ok((28, 2996)));
+        assert_eq!(f(640, 360), Ok((644, 364)));
+        assert!(matches!(f(4200, 20), Err(MediaError::AspectRatio(r)) if (r - 210.0).abs() < 1e-9));
+        assert_eq!(round_half_even(0.5), 0.0);
+        assert_eq!(round_half_even(1.5), 2.0);
+        assert_eq!(round_half_even(2.5), 2.0);
+    }
+}

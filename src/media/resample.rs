@@ -1,0 +1,154 @@
+//! Pillow's antialiased bicubic resize (`Image.resize(size, Image.BICUBIC)`), bit for bit.
+//!
+//! transformers' PIL image processors resize with Pillow, and the result feeds a normalize
+//! whose one LSB is ~0.015. fast_image_resize's CatmullRom convolution is the same kernel
+//! but not the same arithmetic: measured against the Qwen2.5-VL goldens it was up to 7 LSB
+//! off (max |Δ| 0.0995 after normalization). This follows Pillow's `libImaging/Resample.c`:
+//! * coefficients per output pixel: `center = (x + 0.5) * scale`, support `2 * max(scale, 1)`,
+//!   window `[int(center - support + 0.5), int(center + support + 0.5))` clipped to the
+//!   image, weights `bicubic((i - center + 0.5) / max(scale, 1))` normalized to sum 1, then
+//!   fixed point with 22 fractional bits (rounded away from zero);
+//! * a horizontal pass over only the rows the vertical pass needs, into an 8-bit image
+//!   (round half up, clip), then a vertical pass.
+
+use image::RgbImage;
+
+const PRECISION_BITS: u32 = 32 - 8 - 2;
+
+/// Pillow's bicubic filter with a = -0.5.
+fn bicubic(x: f64) -> f64 {
+    const A: f64 = -0.5;
+    let x = x.abs();
+    if x < 1.0 {
+        ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0
+    } else if x < 2.0 {
+        (((x - 5.0) * x + 8.0) * x - 4.0) * A
+    } else {
+        0.0
+    }
+}
+
+/// Fixed-point coefficients for resizing `in_size` to `out_size`: per output pixel the
+/// first input index, the count, and `ksize` weights.
+struct Coeffs {
+    ksize: usize,
+    bounds: Vec<(usize, usize)>,
+    weights: Vec<i32>,
+}
+
+fn coeffs(in_size: usize, out_size: usize) -> Coeffs {
+    let scale = in_size as f64 / out_size as f64;
+    let filterscale = scale.max(1.0);
+    let support = 2.0 * filterscale;
+    let ksize = support.ceil() as usize * 2 + 1;
+    let mut bounds = Vec::with_capacity(out_size);
+    let mut weights = vec![0i32; out_size * ksize];
+    let mut k = vec![0f64; ksize];
+    for xx in 0..out_size {
+        let center = (xx as f64 + 0.5) * scale;
+        let ss = 1.0 / filterscale;
+        let xmin = ((center - support + 0.5) as i64).max(0) as usize;
+        let xmax = ((center + support + 0.5) as i64).min(in_size as i64) as usize;
+        let n = xmax.saturating_sub(xmin).min(ksize);
+        let mut ww = 0.0;
+        for (x, kx) in k.iter_mut().enumerate().take(n) {
+            let w = bicubic((x as f64 + xmin as f64 - center + 0.5) * ss);
+            *kx = w;
+            ww += w;
+        }
+        for (x, kx) in k.iter().enumerate().take(n) {
+            let v = if ww != 0.0 { kx / ww } else { *kx };
+            let scaled = v * (1u32 << PRECISION_BITS) as f64;
+            weights[xx * ksize + x] = if v < 0.0 {
+                (-0.5 + scaled) as i32
+            } else {
+                (0.5 + scaled) as i32
+            };
+        }
+        bounds.push((xmin, n));
+    }
+    Coeffs {
+        ksize,
+        bounds,
+        weights,
+    }
+}
+
+/// Pillow's `clip8`: round the fixed-point sum (already offset by a half) and clamp.
+fn clip8(v: i32) -> u8 {
+    (v >> PRECISION_BITS).clamp(0, 255) as u8
+}
+
+/// Horizontal pass: rows `[first, first + rows)` of a `in_w`-wide RGB buffer → `out_w` wide.
+fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, out_w: usize) -> Vec<u8> {
+    let horiz = coeffs(in_w, out_w);
+    let half = 1i32 << (PRECISION_BITS - 1);
+    let mut out = vec![0u8; rows * out_w * 3];
+    for y in 0..rows {
+        let row = &input[(y + first) * in_w * 3..(y + first + 1) * in_w * 3];
+        for x in 0..out_w {
+            let (xmin, n) = horiz.bounds[x];
+            let k = &horiz.weights[x * horiz.ksize..x * horiz.ksize + n];
+            for c in 0..3 {
+                let mut ss = half;
+                for (i, w) in k.iter().enumerate() {
+                    ss += row[(xmin + i) * 3 + c] as i32 * w;
+                }
+                out[(y * out_w + x) * 3 + c] = clip8(ss);
+            }
+        }
+    }
+    out
+}
+
+/// Vertical pass with precomputed coefficients; `input` holds rows from `first` on.
+fn pass_v(input: &[u8], w: usize, vert: &Coeffs, first: usize, out_h: usize) -> Vec<u8> {
+    let half = 1i32 << (PRECISION_BITS - 1);
+    let mut out = vec![0u8; w * out_h * 3];
+    for y in 0..out_h {
+        let (ymin, n) = vert.bounds[y];
+        let k = &vert.weights[y * vert.ksize..y * vert.ksize + n];
+        for x in 0..w * 3 {
+            let mut ss = half;
+            for (i, wt) in k.iter().enumerate() {
+                ss += input[(ymin - first + i) * w * 3 + x] as i32 * wt;
+            }
+            out[y * w * 3 + x] = clip8(ss);
+        }
+    }
+    out
+}
+
+/// Resizes an RGB image to `width` x `height` exactly as Pillow's BICUBIC does.
+///
+/// Pillow 13 (what made the goldens) runs the vertical pass first when the width grows and
+/// the height shrinks, and the horizontal pass first otherwise; this reproduces every golden
+/// case bit for bit. Measured against Pillow 13 on 494 random size pairs, the rule picks
+/// Pillow's order in 92% of them: when both sides shrink Pillow sometimes goes vertical
+/// first by a rule not yet identified, and the result then differs by a few LSB.
+pub fn resize_bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
+    let (in_w, in_h) = (src.width() as usize, src.height() as usize);
+    let (out_w, out_h) = (width as usize, height as usize);
+    let input = src.as_raw();
+    let need_h = out_w != in_w;
+    let need_v = out_h != in_h;
+    let vertical_first = out_w > in_w && out_h < in_h;
+    let out = match (need_h, need_v) {
+        (false, false) => input.to_vec(),
+        (true, false) => pass_h(input, in_w, 0, in_h, out_w),
+        (false, true) => pass_v(input, in_w, &coeffs(in_h, out_h), 0, out_h),
+        (true, true) if vertical_first => {
+            let tmp = pass_v(input, in_w, &coeffs(in_h, out_h), 0, out_h);
+            pass_h(&tmp, in_w, 0, out_h, out_w)
+        }
+        (true, true) => {
+            // Only the rows the vertical pass reads are resampled horizontally.
+            let vert = coeffs(in_h, out_h);
+            let first = vert.bounds.first().map_or(0, |b| b.0);
+            let last = vert.bounds.last().map_or(0, |b| b.0 + b.1);
+            let tmp = pass_h(input, in_w, first, last - first, out_w);
+            pass_v(&tmp, out_w, &vert, first, out_h)
+        }
+    };
+    RgbImage::from_raw(width, height, out).unwrap_or_else(|| RgbImage::new(width, height))
+}
