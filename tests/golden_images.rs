@@ -236,3 +236,192 @@ fn png_pixel_values_are_bit_exact() {
     assert_eq!(exact, 16);
     eprintln!("JPEG cases (decoder differs from Pillow's libjpeg): {jpeg:#?}");
 }
+
+const VL_NAME: &str = "Qwen/Qwen2.5-VL-7B-Instruct";
+
+/// A server on the Qwen2.5-VL fixture, served under its Hub id: vLLM hashes images with
+/// the `--model` value, so serving under that name reproduces its mm hashes.
+fn vl_server(opts: llm_render::render::RenderOptions) -> String {
+    use llm_render::model::{LoadOptions, Model, ModelRegistry};
+    let m = Model::load_dir(
+        VL_NAME,
+        &fixtures().join("models/qwen2_5_vl"),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let config = llm_render::server::ServerConfig {
+        render: opts,
+        ..Default::default()
+    };
+    common::start_server(ModelRegistry::new(vec![m]).unwrap(), config)
+}
+
+fn post(base: &str, body: &Value) -> (u16, Value) {
+    let resp = common::client()
+        .post(format!("{base}/v1/chat/completions/render"))
+        .json(body)
+        .send()
+        .unwrap();
+    (resp.status().as_u16(), resp.json().unwrap())
+}
+
+#[test]
+fn multimodal_render_goldens_over_http() {
+    let base = vl_server(Default::default());
+    for g in jsonl("../render_mm/qwen2_5_vl_images.jsonl") {
+        let id = g["id"].as_str().unwrap();
+        let mut req = g["request"].clone();
+        req["model"] = VL_NAME.into();
+        let (status, body) = post(&base, &req);
+        assert_eq!(status, 200, "{id}: {}", body["error"]);
+        assert_eq!(body["token_ids"], g["expected_token_ids"], "{id}");
+        let f = &body["features"];
+        let want_ph: Vec<Value> = g["expected_mm_placeholders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| serde_json::json!({"offset": p["offset"], "length": p["length"]}))
+            .collect();
+        assert_eq!(f["mm_placeholders"]["image"], Value::from(want_ph), "{id}");
+        assert_eq!(f["mm_hashes"]["image"], g["expected_mm_hashes"], "{id}");
+        let grids: Vec<Value> = f["mm_tensors"]["image"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["image_grid_thw"].clone())
+            .collect();
+        assert_eq!(Value::from(grids), g["expected_grid_thw"], "{id}");
+    }
+}
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    use base64::Engine;
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+fn image_request(urls: &[String]) -> Value {
+    let mut parts: Vec<Value> = urls
+        .iter()
+        .map(|u| serde_json::json!({"type": "image_url", "image_url": {"url": u}}))
+        .collect();
+    parts.push(serde_json::json!({"type": "text", "text": "What is this?"}));
+    serde_json::json!({"model": VL_NAME, "messages": [{"role": "user", "content": parts}]})
+}
+
+/// A PNG header claiming `w` x `h` pixels followed by nothing useful.
+fn png_claiming(w: u32, h: u32) -> Vec<u8> {
+    let mut b = vec![
+        0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, b'I', b'H', b'D', b'R',
+    ];
+    b.extend_from_slice(&w.to_be_bytes());
+    b.extend_from_slice(&h.to_be_bytes());
+    b.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let crc = crc32(&b[12..]);
+    b.extend_from_slice(&crc.to_be_bytes());
+    // A small IDAT (a zlib stream of a few zero bytes): the decompression bomb's start.
+    let idat: &[u8] = &[
+        b'I', b'D', b'A', b'T', 0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01,
+    ];
+    b.extend_from_slice(&((idat.len() - 4) as u32).to_be_bytes());
+    b.extend_from_slice(idat);
+    b.extend_from_slice(&crc32(idat).to_be_bytes());
+    b.extend_from_slice(&[0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xae, 0x42, 0x60, 0x82]);
+    b
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for &byte in data {
+        crc ^= byte as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+#[test]
+fn bad_images_are_4xx_with_clear_messages() {
+    let opts = llm_render::render::RenderOptions {
+        max_images_per_request: 2,
+        ..Default::default()
+    };
+    let base = vl_server(opts);
+    let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let jpeg = std::fs::read(dir().join("photo_1080p.jpg")).unwrap();
+    let mut wide = image::RgbImage::new(201, 1);
+    wide.fill(128);
+    let mut wide_png = Vec::new();
+    wide.write_to(
+        &mut std::io::Cursor::new(&mut wide_png),
+        image::ImageFormat::Png,
+    )
+    .unwrap();
+    let rss_before = rss_kib();
+    for (urls, needle) in [
+        (
+            vec!["data:image/png;base64,not*base64!".to_string()],
+            "invalid base64",
+        ),
+        (
+            vec![data_url("image/jpeg", &jpeg[..jpeg.len() / 3])],
+            "cannot decode image",
+        ),
+        (
+            vec![data_url("image/png", &png_claiming(100_000, 100_000))],
+            "image side 100000 exceeds",
+        ),
+        (
+            vec![data_url("image/png", &png_claiming(30_000, 30_000))],
+            "more than the limit of 89478485",
+        ),
+        (
+            vec![data_url("image/png", &wide_png)],
+            "aspect ratio must be smaller than 200, got 201",
+        ),
+        (vec![data_url("image/png", &tiny); 3], "too many images: 3"),
+        (
+            vec!["https://example.com/cat.png".to_string()],
+            "scheme not supported: https",
+        ),
+        (
+            vec!["file:///etc/passwd".to_string()],
+            "scheme not supported: file",
+        ),
+        (
+            vec![data_url("image/png", b"not an image at all")],
+            "unsupported or unrecognized image format",
+        ),
+    ] {
+        let (status, body) = post(&base, &image_request(&urls));
+        let short: String = body.to_string().chars().take(300).collect();
+        assert_eq!(status, 400, "{needle}: {short}");
+        let msg = body["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+    }
+    // The 100k x 100k and 30k x 30k claims were refused from the header, not allocated.
+    assert!(
+        rss_kib().saturating_sub(rss_before) < 200 * 1024,
+        "RSS grew by {} KiB",
+        rss_kib() - rss_before
+    );
+    // A template that reads content as a string has no place for images.
+    let (status, body) = common::start_server_and_post_qwen3_image(&data_url("image/png", &tiny));
+    assert_eq!(status, 400, "{body}");
+}

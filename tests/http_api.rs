@@ -352,6 +352,7 @@ fn fuel_exhaustion_and_prompt_length_are_400() {
         render: RenderOptions {
             trust_request_chat_template: true,
             template_fuel: Some(100_000),
+            ..RenderOptions::default()
         },
         ..ServerConfig::default()
     };
@@ -385,6 +386,7 @@ fn saturation_is_503_and_slow_requests_are_504() {
     let trusted = RenderOptions {
         trust_request_chat_template: true,
         template_fuel: None,
+        ..RenderOptions::default()
     };
     let models = qwen3_only();
     let base = start_server(

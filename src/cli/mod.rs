@@ -53,6 +53,16 @@ pub struct ModelArgs {
     /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.
     #[arg(long, default_value_t = 256, env = "LLM_RENDER_SEGMENT_CACHE_MB")]
     pub segment_cache_mb: usize,
+    /// Images one request may carry; more get a 400.
+    #[arg(long, default_value_t = 16)]
+    pub max_images_per_request: usize,
+    /// Largest image accepted, in pixels (Pillow's bomb guard by default); checked from the
+    /// header before decoding.
+    #[arg(long, default_value_t = 89_478_485)]
+    pub max_image_pixels: u64,
+    /// Largest image side accepted, in pixels.
+    #[arg(long, default_value_t = 32_768)]
+    pub max_image_side: u32,
     /// Accept `chat_template` in requests (compiled per request). Only for trusted clients.
     #[arg(long)]
     pub trust_request_chat_template: bool,
@@ -80,6 +90,11 @@ impl ModelArgs {
         RenderOptions {
             trust_request_chat_template: self.trust_request_chat_template,
             template_fuel: self.fuel(),
+            max_images_per_request: self.max_images_per_request,
+            decode_limits: crate::media::DecodeLimits {
+                max_pixels: self.max_image_pixels,
+                max_side: self.max_image_side,
+            },
         }
     }
 }

@@ -59,6 +59,18 @@ fn over_white(c: u8, a: u8) -> u8 {
     (((x >> 8) + x) >> 8) as u8
 }
 
+/// A JPEG whose last scan (`FF DA`) is not followed by an end-of-image marker (`FF D9`).
+/// Entropy-coded data stuffs every `FF` byte, so both markers only appear as markers
+/// (an EXIF thumbnail's own EOI comes before the main image's scan).
+fn jpeg_truncated(bytes: &[u8]) -> bool {
+    let last_sos = bytes.windows(2).rposition(|w| w == [0xFF, 0xDA]);
+    let last_eoi = bytes.windows(2).rposition(|w| w == [0xFF, 0xD9]);
+    match (last_sos, last_eoi) {
+        (Some(sos), Some(eoi)) => eoi < sos,
+        _ => true,
+    }
+}
+
 /// Decodes `bytes` into RGB with vLLM's rules; refuses oversized images before decoding.
 pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError> {
     let format = image::guess_format(bytes).map_err(|_| MediaError::Format)?;
@@ -68,17 +80,18 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
     ) {
         return Err(MediaError::Format);
     }
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut lim = Limits::default();
-    lim.max_image_width = Some(limits.max_side);
-    lim.max_image_height = Some(limits.max_side);
-    // RGBA at 16 bits per channel is the largest buffer a decoder allocates.
-    lim.max_alloc = Some(limits.max_pixels.saturating_mul(8).saturating_add(1 << 20));
-    reader.limits(lim);
-    let mut decoder = reader
-        .into_decoder()
+    if format == ImageFormat::Jpeg && jpeg_truncated(bytes) {
+        // Pillow (LOAD_TRUNCATED_IMAGES off, as in vLLM) refuses these; the JPEG decoder
+        // here would silently fill the missing rows.
+        return Err(MediaError::Decode(
+            "image file is truncated (no end-of-image marker after the scan)".into(),
+        ));
+    }
+    // The header first, so oversized images are refused with a clear message before a
+    // decoder (which has its own allocation limit) is built.
+    let (width, height) = ImageReader::with_format(Cursor::new(bytes), format)
+        .into_dimensions()
         .map_err(|e| MediaError::Decode(e.to_string()))?;
-    let (width, height) = decoder.dimensions();
     let side = width.max(height);
     if side > limits.max_side {
         return Err(MediaError::TooLarge {
@@ -95,6 +108,16 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
             limit: limits.max_pixels,
         });
     }
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut lim = Limits::default();
+    lim.max_image_width = Some(limits.max_side);
+    lim.max_image_height = Some(limits.max_side);
+    // RGBA at 16 bits per channel is the largest buffer a decoder allocates.
+    lim.max_alloc = Some(limits.max_pixels.saturating_mul(8).saturating_add(1 << 20));
+    reader.limits(lim);
+    let mut decoder = reader
+        .into_decoder()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
     let orientation = decoder
         .orientation()
         .map_err(|e| MediaError::Decode(e.to_string()))?;

@@ -126,6 +126,8 @@ pub struct ModelConfig {
     pub max_seq_len: Option<u64>,
     #[serde(default)]
     pub text_config: Option<Value>,
+    #[serde(default)]
+    pub image_token_id: Option<u32>,
 }
 
 impl ModelConfig {

@@ -16,6 +16,7 @@ mod registry;
 pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
 pub use registry::ModelRegistry;
 
+use crate::media::QwenVlProcessor;
 use crate::render::template::{ChatTemplates, TemplateLoadError};
 use crate::render::tokenize::Encoder;
 use std::io::Read;
@@ -170,6 +171,10 @@ pub struct Model {
     /// EOS ids from `generation_config.json`, else the tokenizer's `eos_token`.
     pub eos_token_ids: Vec<u32>,
     pub max_model_len: Option<u64>,
+    /// The image processor from `preprocessor_config.json`, when it is one we implement.
+    pub image_processor: Option<QwenVlProcessor>,
+    /// The image placeholder token (`image_token_id` in `config.json`, else `<|image_pad|>`).
+    pub image_token_id: Option<u32>,
 }
 
 impl std::fmt::Debug for Model {
@@ -253,7 +258,15 @@ impl Model {
                     .filter(|m| *m > 0.0 && *m < 1e12)
                     .map(|m| m as u64)
             });
+        let image_processor = bundle
+            .read("preprocessor_config.json")?
+            .and_then(|b| QwenVlProcessor::from_config(&b));
+        let image_token_id = model_config
+            .image_token_id
+            .or_else(|| tokenizer.token_to_id("<|image_pad|>"));
         Ok(Model {
+            image_processor,
+            image_token_id,
             name: name.to_string(),
             source,
             special_tokens: tok_config.special_tokens_map(),

@@ -21,7 +21,10 @@ const RESERVED_KWARGS: [&str; 2] = ["messages", "tools"];
 #[derive(Debug, Clone)]
 pub struct ChatRendered {
     pub prompt: String,
+    /// With image placeholders expanded.
     pub token_ids: Vec<u32>,
+    /// Multimodal features when the request had images.
+    pub features: Option<serde_json::Value>,
     pub timings: Timings,
 }
 
@@ -46,7 +49,7 @@ pub fn render_chat(
             .clone()
             .unwrap_or_else(|| request_id("chatcmpl")),
         token_ids: rendered.token_ids,
-        features: None,
+        features: rendered.features,
         sampling_params,
         model: model.name.clone(),
         stream: req.stream,
@@ -116,7 +119,8 @@ pub fn render_chat_prompt(
         SelectError::NoDefault(_) => RenderError::Template(e.to_string()),
     })?;
 
-    let mut messages = to_template_messages(&req.messages, selected.format)?;
+    let mut images = Vec::new();
+    let mut messages = to_template_messages(&req.messages, selected.format, &mut images)?;
     let final_text = if continue_final {
         Some(tag_final_message(&mut messages, selected.source)?)
     } else {
@@ -164,9 +168,11 @@ pub fn render_chat_prompt(
         template: t1 - t0,
         tokenize: t1.elapsed(),
     };
+    let (token_ids, features) = super::multimodal::expand_images(model, &images, token_ids, opts)?;
     Ok(ChatRendered {
         prompt,
         token_ids,
+        features,
         timings,
     })
 }

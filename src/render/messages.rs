@@ -17,15 +17,16 @@ use serde_json::{Map, Value};
 /// The names a message's reasoning may arrive under, in transformers' priority order.
 const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 
-/// Converts request messages into template messages.
+/// Converts request messages into template messages, collecting their images in order.
 pub fn to_template_messages(
     messages: &[Map<String, Value>],
     format: ContentFormat,
+    images: &mut Vec<ImageRef>,
 ) -> Result<Vec<Value>, RenderError> {
     messages
         .iter()
         .enumerate()
-        .map(|(i, m)| convert_message(i, m, format).map(Value::Object))
+        .map(|(i, m)| convert_message(i, m, format, images).map(Value::Object))
         .collect()
 }
 
@@ -33,6 +34,7 @@ fn convert_message(
     i: usize,
     msg: &Map<String, Value>,
     format: ContentFormat,
+    images: &mut Vec<ImageRef>,
 ) -> Result<Map<String, Value>, RenderError> {
     let role = match msg.get("role") {
         Some(Value::String(r)) => r.as_str(),
@@ -52,7 +54,7 @@ fn convert_message(
     let mut out = Map::with_capacity(msg.len() + 2);
     for (key, value) in msg {
         let value = match key.as_str() {
-            "content" => convert_content(i, value, format)?,
+            "content" => convert_content(i, value, format, images)?,
             "tool_calls" if role == "assistant" => convert_tool_calls(i, value)?,
             _ => value.clone(),
         };
@@ -64,7 +66,29 @@ fn convert_message(
     Ok(alias_reasoning(out))
 }
 
-fn convert_content(i: usize, content: &Value, format: ContentFormat) -> Result<Value, RenderError> {
+/// An image a message refers to, in prompt order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRef {
+    pub url: String,
+    /// Where it came from, for error messages (`messages[1].content[0]`).
+    pub param: String,
+}
+
+/// The URL of an `image_url` part: `{"image_url": {"url": ...}}` or `{"image_url": "..."}`.
+fn image_url(part: &Value) -> Option<&str> {
+    match part.get("image_url") {
+        Some(Value::String(u)) => Some(u),
+        Some(Value::Object(o)) => o.get("url").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+fn convert_content(
+    i: usize,
+    content: &Value,
+    format: ContentFormat,
+    images: &mut Vec<ImageRef>,
+) -> Result<Value, RenderError> {
     let param = || format!("messages[{i}].content");
     match content {
         Value::Null => Ok(match format {
@@ -73,43 +97,44 @@ fn convert_content(i: usize, content: &Value, format: ContentFormat) -> Result<V
         }),
         Value::String(_) => Ok(content.clone()),
         Value::Array(parts) => {
+            let mut out = Vec::with_capacity(parts.len());
+            let mut texts: Vec<&str> = Vec::new();
             for (j, part) in parts.iter().enumerate() {
-                let ty = part.get("type").and_then(Value::as_str);
-                match ty {
-                    Some("text") if part.get("text").is_some_and(Value::is_string) => {}
+                let at = format!("messages[{i}].content[{j}]");
+                match part.get("type").and_then(Value::as_str) {
                     Some("text") => {
-                        return Err(RenderError::invalid(
-                            format!("messages[{i}].content[{j}].text"),
-                            format!(
-                                "messages[{i}].content[{j}] is a text part without a string `text`"
-                            ),
-                        ))
+                        let text = part.get("text").and_then(Value::as_str).ok_or_else(|| {
+                            RenderError::invalid(format!("{at}.text"), format!("{at} is a text part without a string `text`"))
+                        })?;
+                        texts.push(text);
+                        out.push(part.clone());
+                    }
+                    Some("image_url") => {
+                        let url = image_url(part).ok_or_else(|| {
+                            RenderError::invalid(format!("{at}.image_url"), format!("{at} is an image_url part without a url"))
+                        })?;
+                        if format == ContentFormat::String {
+                            return Err(RenderError::invalid(
+                                at,
+                                "this model's chat template reads message content as a string and has no place for images",
+                            ));
+                        }
+                        images.push(ImageRef { url: url.to_string(), param: at });
+                        // vLLM hands the template `{"type": "image"}`, never the URL.
+                        out.push(serde_json::json!({"type": "image"}));
                     }
                     Some(other) => {
                         return Err(RenderError::invalid(
-                            format!("messages[{i}].content[{j}].type"),
-                            format!(
-                                "unsupported content part type {other:?} (supported: \"text\")"
-                            ),
+                            format!("{at}.type"),
+                            format!("unsupported content part type {other:?} (supported: \"text\", \"image_url\")"),
                         ))
                     }
-                    None => {
-                        return Err(RenderError::invalid(
-                            format!("messages[{i}].content[{j}]"),
-                            format!("messages[{i}].content[{j}] must be an object with a `type`"),
-                        ))
-                    }
+                    None => return Err(RenderError::invalid(at.clone(), format!("{at} must be an object with a `type`"))),
                 }
             }
             Ok(match format {
-                ContentFormat::OpenAi => content.clone(),
-                ContentFormat::String => {
-                    let texts: Vec<&str> = parts
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect();
-                    Value::String(texts.join("\n"))
-                }
+                ContentFormat::OpenAi => Value::Array(out),
+                ContentFormat::String => Value::String(texts.join("\n")),
             })
         }
         _ => Err(RenderError::invalid(
@@ -178,7 +203,7 @@ mod tests {
             {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "f", "arguments": "{\"x\": 1}"}}, {"function": {"name": "g", "arguments": ""}}]},
             {"role": "assistant", "content": "ok", "reasoning": "r"}
         ]));
-        let out = to_template_messages(&m, ContentFormat::String)?;
+        let out = to_template_messages(&m, ContentFormat::String, &mut Vec::new())?;
         assert_eq!(out[0]["content"], json!("a\nb"));
         assert_eq!(out[1]["content"], json!(""));
         assert_eq!(
@@ -200,7 +225,7 @@ mod tests {
                 "reasoning_content"
             ]
         );
-        let out = to_template_messages(&m, ContentFormat::OpenAi)?;
+        let out = to_template_messages(&m, ContentFormat::OpenAi, &mut Vec::new())?;
         assert_eq!(out[1]["content"], json!([]));
         Ok(())
     }
@@ -222,7 +247,7 @@ mod tests {
                 "messages[0].tool_calls[0].function.arguments",
             ),
         ] {
-            let err = to_template_messages(&msgs(v), ContentFormat::String).err();
+            let err = to_template_messages(&msgs(v), ContentFormat::String, &mut Vec::new()).err();
             assert_eq!(err.as_ref().and_then(|e| e.param()), Some(param));
         }
     }

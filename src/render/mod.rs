@@ -4,6 +4,7 @@
 pub mod chat;
 pub mod completion;
 pub mod messages;
+pub mod multimodal;
 pub mod pyjson;
 pub mod sampling;
 pub mod template;
@@ -16,13 +17,28 @@ pub use completion::render_completion;
 use std::time::Duration;
 
 /// Server-wide switches that change how requests render.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RenderOptions {
     /// Allow `chat_template` in the request (compiled per request; vLLM's
     /// `--trust-request-chat-template`).
     pub trust_request_chat_template: bool,
     /// Fuel for per-request templates; model templates carry their own from load time.
     pub template_fuel: Option<u64>,
+    /// Images one request may carry.
+    pub max_images_per_request: usize,
+    /// Size limits checked before an image is decoded.
+    pub decode_limits: crate::media::DecodeLimits,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            trust_request_chat_template: false,
+            template_fuel: None,
+            max_images_per_request: 16,
+            decode_limits: crate::media::DecodeLimits::default(),
+        }
+    }
 }
 
 /// Where a render's time went, for the metrics.

@@ -103,3 +103,19 @@ pub fn client() -> reqwest::blocking::Client {
         .build()
         .unwrap()
 }
+
+/// Posts an image to the text-only Qwen3 model (whose template reads content as a string).
+pub fn start_server_and_post_qwen3_image(url: &str) -> (u16, serde_json::Value) {
+    let base = start_server(
+        load_models(&["qwen3"], &LoadOptions::default()),
+        ServerConfig::default(),
+    );
+    let body = serde_json::json!({"model": "qwen3", "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": url}}]}]});
+    let resp = client()
+        .post(format!("{base}/v1/chat/completions/render"))
+        .json(&body)
+        .send()
+        .unwrap();
+    (resp.status().as_u16(), resp.json().unwrap())
+}
