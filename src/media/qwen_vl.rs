@@ -197,29 +197,26 @@ impl QwenVlProcessor {
                 *v = (scaled - self.mean[c]) / self.std[c];
             }
         }
-        let mut out = vec![0f32; rows * cols];
         let stride = w as usize * 3;
         let src: &[u8] = resized.as_raw();
-        let mut row = 0;
+        let mut out: Vec<f32> = Vec::with_capacity(rows * cols);
         for bh in 0..gh / m {
             for bw in 0..gw / m {
                 for mh in 0..m {
                     for mw in 0..m {
                         let (py0, px0) = ((bh * m + mh) * p, (bw * m + mw) * p);
-                        let dst = &mut out[row * cols..(row + 1) * cols];
-                        let mut k = 0;
                         for (c, table) in lut.iter().enumerate() {
-                            for _ in 0..t {
-                                for y in 0..p {
-                                    let base = (py0 + y) * stride + px0 * 3 + c;
-                                    for x in 0..p {
-                                        dst[k] = table[src[base + x * 3] as usize];
-                                        k += 1;
-                                    }
-                                }
+                            let start = out.len();
+                            for y in 0..p {
+                                let base = (py0 + y) * stride + px0 * 3;
+                                let row = &src[base..base + p * 3];
+                                out.extend(row.chunks_exact(3).map(|px| table[px[c] as usize]));
+                            }
+                            // The frame repeated `temporal_patch_size` times.
+                            for _ in 1..t {
+                                out.extend_from_within(start..start + p * p);
                             }
                         }
-                        row += 1;
                     }
                 }
             }

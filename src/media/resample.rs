@@ -84,36 +84,44 @@ fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, out_w: usize) ->
     let horiz = coeffs(in_w, out_w);
     let half = 1i32 << (PRECISION_BITS - 1);
     let mut out = vec![0u8; rows * out_w * 3];
-    for y in 0..rows {
+    for (y, out_row) in out.chunks_exact_mut(out_w * 3).enumerate() {
         let row = &input[(y + first) * in_w * 3..(y + first + 1) * in_w * 3];
-        for x in 0..out_w {
+        for (x, px) in out_row.chunks_exact_mut(3).enumerate() {
             let (xmin, n) = horiz.bounds[x];
             let k = &horiz.weights[x * horiz.ksize..x * horiz.ksize + n];
-            for c in 0..3 {
-                let mut ss = half;
-                for (i, w) in k.iter().enumerate() {
-                    ss += row[(xmin + i) * 3 + c] as i32 * w;
-                }
-                out[(y * out_w + x) * 3 + c] = clip8(ss);
+            let (mut s0, mut s1, mut s2) = (half, half, half);
+            for (p, &w) in row[xmin * 3..(xmin + n) * 3].chunks_exact(3).zip(k) {
+                s0 += p[0] as i32 * w;
+                s1 += p[1] as i32 * w;
+                s2 += p[2] as i32 * w;
             }
+            px[0] = clip8(s0);
+            px[1] = clip8(s1);
+            px[2] = clip8(s2);
         }
     }
     out
 }
 
-/// Vertical pass with precomputed coefficients; `input` holds rows from `first` on.
+/// Vertical pass with precomputed coefficients; `input` holds rows from `first` on. Each
+/// output row accumulates whole input rows, so the inner loop runs along memory.
 fn pass_v(input: &[u8], w: usize, vert: &Coeffs, first: usize, out_h: usize) -> Vec<u8> {
     let half = 1i32 << (PRECISION_BITS - 1);
-    let mut out = vec![0u8; w * out_h * 3];
-    for y in 0..out_h {
+    let stride = w * 3;
+    let mut out = vec![0u8; stride * out_h];
+    let mut acc = vec![0i32; stride];
+    for (y, out_row) in out.chunks_exact_mut(stride).enumerate() {
         let (ymin, n) = vert.bounds[y];
         let k = &vert.weights[y * vert.ksize..y * vert.ksize + n];
-        for x in 0..w * 3 {
-            let mut ss = half;
-            for (i, wt) in k.iter().enumerate() {
-                ss += input[(ymin - first + i) * w * 3 + x] as i32 * wt;
+        acc.fill(half);
+        for (i, &wt) in k.iter().enumerate() {
+            let row = &input[(ymin - first + i) * stride..(ymin - first + i + 1) * stride];
+            for (a, &p) in acc.iter_mut().zip(row) {
+                *a += p as i32 * wt;
             }
-            out[y * w * 3 + x] = clip8(ss);
+        }
+        for (o, &a) in out_row.iter_mut().zip(&acc) {
+            *o = clip8(a);
         }
     }
     out

@@ -1,0 +1,43 @@
+//! Criterion bench: image bytes → pixel_values (decode, resize, normalize, patchify) with
+//! the Qwen2.5-VL processor, one image at a time on one thread. Side by side with
+//! transformers: `python3 benches/images_vs_transformers.py`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use llm_render::media::{decode, DecodeLimits, QwenVlProcessor};
+use std::path::PathBuf;
+
+fn bench(c: &mut Criterion) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let Some(processor) = std::fs::read(root.join("models/qwen2_5_vl/preprocessor_config.json"))
+        .ok()
+        .and_then(|b| QwenVlProcessor::from_config(&b))
+    else {
+        eprintln!("no processor config");
+        return;
+    };
+    let limits = DecodeLimits::default();
+    let mut g = c.benchmark_group("image_to_pixel_values");
+    g.sample_size(20);
+    for file in [
+        "photo_1080p.jpg",
+        "rgb_640x480.png",
+        "progressive_800x600.jpg",
+    ] {
+        let Ok(bytes) = std::fs::read(root.join("goldens/images").join(file)) else {
+            continue;
+        };
+        g.bench_function(file, |b| {
+            b.iter(|| {
+                decode(&bytes, &limits)
+                    .ok()
+                    .and_then(|d| processor.process(&d.rgb).ok())
+                    .map(|p| p.rows)
+                    .unwrap_or(0)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
