@@ -425,3 +425,46 @@ fn bad_images_are_4xx_with_clear_messages() {
     let (status, body) = common::start_server_and_post_qwen3_image(&data_url("image/png", &tiny));
     assert_eq!(status, 400, "{body}");
 }
+
+#[test]
+fn file_urls_only_below_the_allowed_folder() {
+    let root = std::env::temp_dir().join(format!("llm-render-media-{}", std::process::id()));
+    let allowed = root.join("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::copy(dir().join("tiny_14x14.png"), allowed.join("tiny.png")).unwrap();
+    std::fs::write(
+        root.join("secret.png"),
+        std::fs::read(dir().join("tiny_14x14.png")).unwrap(),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    let _ = std::os::unix::fs::symlink(root.join("secret.png"), allowed.join("link.png"));
+    let allowed = std::fs::canonicalize(&allowed).unwrap();
+    let mut opts = llm_render::render::RenderOptions::default();
+    opts.url_policy.allowed_local_media_path = Some(allowed.clone());
+    let base = vl_server(opts);
+    let ok = format!("file://{}", allowed.join("tiny.png").display());
+    let (status, body) = post(&base, &image_request(&[ok]));
+    assert_eq!(status, 200, "{}", body["error"]);
+    assert_eq!(
+        body["features"]["mm_hashes"]["image"][0],
+        "ae4bbf501e85e781f2fe74a6bf833aca4db825e791db1f8c4968e3a6e117f403"
+    );
+    for bad in [
+        format!("file://{}/../secret.png", allowed.display()),
+        format!("file://{}", allowed.join("link.png").display()),
+        format!("file://{}", allowed.join("missing.png").display()),
+        "file:///etc/passwd".to_string(),
+    ] {
+        let (status, body) = post(&base, &image_request(&[bad.clone()]));
+        assert_eq!(status, 400, "{bad}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not inside --allowed-local-media-path"),
+            "{bad}: {}",
+            body["error"]
+        );
+    }
+}

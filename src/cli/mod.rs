@@ -63,6 +63,9 @@ pub struct ModelArgs {
     /// Largest image side accepted, in pixels.
     #[arg(long, default_value_t = 32_768)]
     pub max_image_side: u32,
+    /// Serve `file://` image URLs from below this folder (resolved, symlinks included).
+    #[arg(long)]
+    pub allowed_local_media_path: Option<std::path::PathBuf>,
     /// Accept `chat_template` in requests (compiled per request). Only for trusted clients.
     #[arg(long)]
     pub trust_request_chat_template: bool,
@@ -94,6 +97,14 @@ impl ModelArgs {
             decode_limits: crate::media::DecodeLimits {
                 max_pixels: self.max_image_pixels,
                 max_side: self.max_image_side,
+            },
+            url_policy: crate::media::UrlPolicy {
+                // Canonicalized once here; a folder that does not exist allows nothing.
+                allowed_local_media_path: self
+                    .allowed_local_media_path
+                    .as_ref()
+                    .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.join("\0missing"))),
+                max_file_bytes: 64 << 20,
             },
         }
     }
@@ -169,6 +180,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
     if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
         anyhow::bail!("--request-timeout-secs must be a positive number");
+    }
+    if let Some(dir) = &args.model.allowed_local_media_path {
+        if !dir.is_dir() {
+            anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
+        }
     }
     let models = args.model.load()?;
     for m in models.models() {

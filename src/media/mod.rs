@@ -2,9 +2,9 @@
 //! processor (resize, normalize, patchify) → pixel values, grid and placeholder count, plus
 //! vLLM's content hash of the original bytes.
 //!
-//! Implemented: `data:` URLs, JPEG/PNG/WebP/GIF decode as vLLM's `ImageMediaIO` does (EXIF
+//! Implemented: `data:` URLs, `file:` URLs below an allowed folder, JPEG/PNG/WebP/GIF decode as vLLM's `ImageMediaIO` does (EXIF
 //! transpose, transparency pasted on white), and the Qwen2-VL/Qwen2.5-VL/Qwen3-VL processor
-//! read from `preprocessor_config.json`. Not yet: http(s)/file URLs, Gemma 3, LLaVA.
+//! read from `preprocessor_config.json`. Not yet: http(s) URLs, Gemma 3, LLaVA.
 
 mod decode;
 mod mm_hash;
@@ -20,8 +20,10 @@ use thiserror::Error;
 /// Why an image was refused. Every variant is a client error (400).
 #[derive(Debug, Error, PartialEq)]
 pub enum MediaError {
-    #[error("image URL scheme not supported: {0} (only data: URLs are accepted)")]
+    #[error("image URL scheme not supported: {0} (data: URLs, and file: below --allowed-local-media-path, are accepted)")]
     Scheme(String),
+    #[error("file URL refused: {0}")]
+    LocalPath(String),
     #[error("invalid data URL: {0}")]
     DataUrl(String),
     #[error("invalid base64 in data URL: {0}")]
@@ -49,10 +51,24 @@ pub enum MediaError {
     PlaceholderMismatch { found: usize, images: usize },
 }
 
-/// Loads `data:[<mime>][;base64],<payload>` into bytes (vLLM decodes with
-/// `pybase64.b64decode(validate=True)`: strict alphabet, padding required).
-pub fn load_url(url: &str) -> Result<Vec<u8>, MediaError> {
+/// Where image URLs may point besides `data:`.
+#[derive(Debug, Clone, Default)]
+pub struct UrlPolicy {
+    /// `file://` URLs are served only from below this folder (canonicalized at start-up,
+    /// symlinks resolved before the check); `None` refuses them.
+    pub allowed_local_media_path: Option<std::path::PathBuf>,
+    /// Largest file read through a `file://` URL.
+    pub max_file_bytes: u64,
+}
+
+/// Loads an image URL into bytes: `data:[<mime>];base64,<payload>` (vLLM decodes with
+/// `pybase64.b64decode(validate=True)`: strict alphabet, padding required), or `file://`
+/// below `--allowed-local-media-path`. Other schemes are refused.
+pub fn load_url(url: &str, policy: &UrlPolicy) -> Result<Vec<u8>, MediaError> {
     use base64::Engine;
+    if let Some(path) = url.strip_prefix("file://") {
+        return load_file(path, policy);
+    }
     let Some(rest) = url.strip_prefix("data:") else {
         let scheme = url.split(':').next().unwrap_or_default();
         return Err(MediaError::Scheme(scheme.chars().take(16).collect()));
@@ -68,4 +84,30 @@ pub fn load_url(url: &str) -> Result<Vec<u8>, MediaError> {
     base64::engine::general_purpose::STANDARD
         .decode(payload)
         .map_err(|e| MediaError::Base64(e.to_string()))
+}
+
+/// Reads a `file://` path after checking, on the canonical path (`..` and symlinks
+/// resolved), that it lies inside the allowed folder.
+fn load_file(path: &str, policy: &UrlPolicy) -> Result<Vec<u8>, MediaError> {
+    let Some(root) = &policy.allowed_local_media_path else {
+        return Err(MediaError::Scheme(
+            "file (start the server with --allowed-local-media-path)".into(),
+        ));
+    };
+    let refused =
+        || MediaError::LocalPath("the file is not inside --allowed-local-media-path".into());
+    let canonical = std::fs::canonicalize(path).map_err(|_| refused())?;
+    if !canonical.starts_with(root) || !canonical.is_file() {
+        return Err(refused());
+    }
+    let len = std::fs::metadata(&canonical)
+        .map(|m| m.len())
+        .map_err(|_| refused())?;
+    if len > policy.max_file_bytes {
+        return Err(MediaError::LocalPath(format!(
+            "the file is {len} bytes, more than {}",
+            policy.max_file_bytes
+        )));
+    }
+    std::fs::read(&canonical).map_err(|_| refused())
 }

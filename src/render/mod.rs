@@ -28,6 +28,8 @@ pub struct RenderOptions {
     pub max_images_per_request: usize,
     /// Size limits checked before an image is decoded.
     pub decode_limits: crate::media::DecodeLimits,
+    /// Which image URLs besides `data:` may be loaded.
+    pub url_policy: crate::media::UrlPolicy,
 }
 
 impl Default for RenderOptions {
@@ -37,6 +39,10 @@ impl Default for RenderOptions {
             template_fuel: None,
             max_images_per_request: 16,
             decode_limits: crate::media::DecodeLimits::default(),
+            url_policy: crate::media::UrlPolicy {
+                allowed_local_media_path: None,
+                max_file_bytes: 64 << 20,
+            },
         }
     }
 }

@@ -48,7 +48,8 @@ pub fn expand_images(
             items.push(done.clone());
             continue;
         }
-        let bytes = media::load_url(&img.url).map_err(|e| media_err(&img.param, e))?;
+        let bytes =
+            media::load_url(&img.url, &opts.url_policy).map_err(|e| media_err(&img.param, e))?;
         let decoded =
             media::decode(&bytes, &opts.decode_limits).map_err(|e| media_err(&img.param, e))?;
         let hash =
