@@ -456,7 +456,7 @@ fn file_urls_only_below_the_allowed_folder() {
         format!("file://{}", allowed.join("missing.png").display()),
         "file:///etc/passwd".to_string(),
     ] {
-        let (status, body) = post(&base, &image_request(&[bad.clone()]));
+        let (status, body) = post(&base, &image_request(std::slice::from_ref(&bad)));
         assert_eq!(status, 400, "{bad}");
         assert!(
             body["error"]["message"]
