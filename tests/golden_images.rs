@@ -468,3 +468,53 @@ fn file_urls_only_below_the_allowed_folder() {
         );
     }
 }
+
+/// Gemma 3 (896², bilinear) and LLaVA-1.5 CLIP (short side 336, bicubic, center crop): sizes
+/// and token counts for every case, pixel_values bit-identical for PNG inputs.
+#[test]
+fn gemma3_and_llava_processors() {
+    let (mut exact, mut jpeg) = (0, 0);
+    for c in jsonl("cases.jsonl") {
+        let p = match c["processor"].as_str().unwrap() {
+            "gemma3_896" => media::SquareProcessor::gemma3(),
+            "llava_1_5_clip" => media::SquareProcessor::llava_1_5(),
+            _ => continue,
+        };
+        let case = c["case"].as_str().unwrap();
+        let (w, h) = (
+            c["input"]["size_wh"][0].as_u64().unwrap() as u32,
+            c["input"]["size_wh"][1].as_u64().unwrap() as u32,
+        );
+        let (rh, rw) = p.resized_hw(h, w);
+        assert_eq!(serde_json::json!([rh, rw]), c["resized_hw"], "{case}");
+        assert_eq!(
+            p.num_tokens as u64,
+            c["num_image_tokens"].as_u64().unwrap(),
+            "{case}"
+        );
+        if c["input_variant"] != "vllm_decoded" {
+            continue;
+        }
+        let file = c["image"].as_str().unwrap();
+        let bytes = std::fs::read(dir().join(file)).unwrap();
+        let got = p
+            .process(&media::decode(&bytes, &DecodeLimits::default()).unwrap().rgb)
+            .unwrap();
+        let le: Vec<u8> = got
+            .pixel_values
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        if file.ends_with(".png") {
+            assert_eq!(
+                hex(&sha2::Sha256::digest(&le)),
+                c["pixel_values_sha256_f32le"],
+                "{case}"
+            );
+            exact += 1;
+        } else {
+            jpeg += 1;
+        }
+    }
+    assert_eq!((exact, jpeg), (18, 6));
+}

@@ -4,16 +4,19 @@
 //!
 //! Implemented: `data:` URLs, `file:` URLs below an allowed folder, JPEG/PNG/WebP/GIF decode as vLLM's `ImageMediaIO` does (EXIF
 //! transpose, transparency pasted on white), and the Qwen2-VL/Qwen2.5-VL/Qwen3-VL processor
-//! read from `preprocessor_config.json`. Not yet: http(s) URLs, Gemma 3, LLaVA.
+//! read from `preprocessor_config.json`; the Gemma 3 and LLaVA-1.5 (CLIP) processors
+//! (`square.rs`, processor level: not yet wired into chat render). Not yet: http(s) URLs.
 
 mod decode;
 mod mm_hash;
 mod qwen_vl;
 mod resample;
+mod square;
 
 pub use decode::{decode, DecodeLimits, Decoded};
 pub use mm_hash::{mm_hash_image_bytes, HashAlgo};
 pub use qwen_vl::{smart_resize, Plan, ProcessedImage, QwenVlProcessor};
+pub use square::{SquareImage, SquareKind, SquareProcessor};
 
 use thiserror::Error;
 

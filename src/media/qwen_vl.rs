@@ -87,9 +87,9 @@ struct RawSize {
 /// OpenAI CLIP's mean and std, transformers' `OPENAI_CLIP_MEAN`/`OPENAI_CLIP_STD`; written
 /// as the published decimals and rounded to f32 as numpy does.
 #[allow(clippy::excessive_precision)]
-const CLIP_MEAN: [f32; 3] = [0.48145466, 0.4578275, 0.40821073];
+pub(crate) const CLIP_MEAN: [f32; 3] = [0.48145466, 0.4578275, 0.40821073];
 #[allow(clippy::excessive_precision)]
-const CLIP_STD: [f32; 3] = [0.26862954, 0.26130258, 0.27577711];
+pub(crate) const CLIP_STD: [f32; 3] = [0.26862954, 0.26130258, 0.27577711];
 
 /// What an image becomes before any pixel is touched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,38 @@ use image::RgbImage;
 
 const PRECISION_BITS: u32 = 32 - 8 - 2;
 
+/// The Pillow filters the processors use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// `Image.BICUBIC` (Qwen-VL, CLIP/LLaVA).
+    Bicubic,
+    /// `Image.BILINEAR` (Gemma 3).
+    Bilinear,
+}
+
+impl Filter {
+    fn support(self) -> f64 {
+        match self {
+            Filter::Bicubic => 2.0,
+            Filter::Bilinear => 1.0,
+        }
+    }
+
+    fn eval(self, x: f64) -> f64 {
+        match self {
+            Filter::Bicubic => bicubic(x),
+            Filter::Bilinear => {
+                let x = x.abs();
+                if x < 1.0 {
+                    1.0 - x
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
 /// Pillow's bicubic filter with a = -0.5.
 fn bicubic(x: f64) -> f64 {
     const A: f64 = -0.5;
@@ -36,10 +68,10 @@ struct Coeffs {
     weights: Vec<i32>,
 }
 
-fn coeffs(in_size: usize, out_size: usize) -> Coeffs {
+fn coeffs(in_size: usize, out_size: usize, filter: Filter) -> Coeffs {
     let scale = in_size as f64 / out_size as f64;
     let filterscale = scale.max(1.0);
-    let support = 2.0 * filterscale;
+    let support = filter.support() * filterscale;
     let ksize = support.ceil() as usize * 2 + 1;
     let mut bounds = Vec::with_capacity(out_size);
     let mut weights = vec![0i32; out_size * ksize];
@@ -52,7 +84,7 @@ fn coeffs(in_size: usize, out_size: usize) -> Coeffs {
         let n = xmax.saturating_sub(xmin).min(ksize);
         let mut ww = 0.0;
         for (x, kx) in k.iter_mut().enumerate().take(n) {
-            let w = bicubic((x as f64 + xmin as f64 - center + 0.5) * ss);
+            let w = filter.eval((x as f64 + xmin as f64 - center + 0.5) * ss);
             *kx = w;
             ww += w;
         }
@@ -80,8 +112,8 @@ fn clip8(v: i32) -> u8 {
 }
 
 /// Horizontal pass: rows `[first, first + rows)` of a `in_w`-wide RGB buffer → `out_w` wide.
-fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, out_w: usize) -> Vec<u8> {
-    let horiz = coeffs(in_w, out_w);
+fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, horiz: &Coeffs) -> Vec<u8> {
+    let out_w = horiz.bounds.len();
     let half = 1i32 << (PRECISION_BITS - 1);
     let mut out = vec![0u8; rows * out_w * 3];
     for (y, out_row) in out.chunks_exact_mut(out_w * 3).enumerate() {
@@ -135,6 +167,11 @@ fn pass_v(input: &[u8], w: usize, vert: &Coeffs, first: usize, out_h: usize) -> 
 /// Pillow's order in 92% of them: when both sides shrink Pillow sometimes goes vertical
 /// first by a rule not yet identified, and the result then differs by a few LSB.
 pub fn resize_bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
+    resize(src, width, height, Filter::Bicubic)
+}
+
+/// Resizes an RGB image with a Pillow filter (see [`resize_bicubic`] for the pass order).
+pub fn resize(src: &RgbImage, width: u32, height: u32, filter: Filter) -> RgbImage {
     let (in_w, in_h) = (src.width() as usize, src.height() as usize);
     let (out_w, out_h) = (width as usize, height as usize);
     let input = src.as_raw();
@@ -143,18 +180,24 @@ pub fn resize_bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
     let vertical_first = out_w > in_w && out_h < in_h;
     let out = match (need_h, need_v) {
         (false, false) => input.to_vec(),
-        (true, false) => pass_h(input, in_w, 0, in_h, out_w),
-        (false, true) => pass_v(input, in_w, &coeffs(in_h, out_h), 0, out_h),
+        (true, false) => pass_h(input, in_w, 0, in_h, &coeffs(in_w, out_w, filter)),
+        (false, true) => pass_v(input, in_w, &coeffs(in_h, out_h, filter), 0, out_h),
         (true, true) if vertical_first => {
-            let tmp = pass_v(input, in_w, &coeffs(in_h, out_h), 0, out_h);
-            pass_h(&tmp, in_w, 0, out_h, out_w)
+            let tmp = pass_v(input, in_w, &coeffs(in_h, out_h, filter), 0, out_h);
+            pass_h(&tmp, in_w, 0, out_h, &coeffs(in_w, out_w, filter))
         }
         (true, true) => {
             // Only the rows the vertical pass reads are resampled horizontally.
-            let vert = coeffs(in_h, out_h);
+            let vert = coeffs(in_h, out_h, filter);
             let first = vert.bounds.first().map_or(0, |b| b.0);
             let last = vert.bounds.last().map_or(0, |b| b.0 + b.1);
-            let tmp = pass_h(input, in_w, first, last - first, out_w);
+            let tmp = pass_h(
+                input,
+                in_w,
+                first,
+                last - first,
+                &coeffs(in_w, out_w, filter),
+            );
             pass_v(&tmp, out_w, &vert, first, out_h)
         }
     };
