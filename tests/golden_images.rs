@@ -518,3 +518,109 @@ fn gemma3_and_llava_processors() {
     }
     assert_eq!((exact, jpeg), (18, 6));
 }
+
+/// A media server on loopback: `/tiny.png`, `/big` (2 MiB), `/slow` (2 s), `/to?u=URL` (302).
+fn media_server() -> String {
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let app = axum::Router::new()
+                .route("/tiny.png", get(move || async move { tiny.clone() }))
+                .route("/big", get(|| async { vec![0u8; 2 << 20] }))
+                .route(
+                    "/slow",
+                    get(|| async {
+                        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                        "late"
+                    }),
+                )
+                .route(
+                    "/to",
+                    get(|q: axum::extract::Query<std::collections::HashMap<String, String>>| async move {
+                        let to = q.get("u").cloned().unwrap_or_default();
+                        (axum::http::StatusCode::FOUND, [(axum::http::header::LOCATION, to)]).into_response()
+                    }),
+                );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("127.0.0.1:{}", rx.recv().unwrap().port())
+}
+
+fn fetching_server(domains: &[&str], allow_private: bool, max_bytes: u64) -> String {
+    let policy = media::FetchPolicy {
+        allowed_domains: domains.iter().map(|d| d.to_string()).collect(),
+        allow_private,
+        timeout: std::time::Duration::from_millis(500),
+        max_bytes,
+    };
+    let opts = llm_render::render::RenderOptions {
+        fetcher: Some(media::Fetcher::new(policy).unwrap()),
+        ..Default::default()
+    };
+    vl_server(opts)
+}
+
+#[test]
+fn http_images_follow_the_allowlist_and_refuse_internal_addresses() {
+    let media = media_server();
+    let port = media.split(':').nth(1).unwrap().to_string();
+    let tiny = format!("http://{media}/tiny.png");
+    let expect_error = |base: &str, url: &str, needle: &str| {
+        let (status, body) = post(base, &image_request(&[url.to_string()]));
+        assert_eq!(status, 400, "{url}");
+        let msg = body["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(needle), "{url}: {msg:?} lacks {needle:?}");
+    };
+
+    // Allowed and private addresses allowed (an internal image store): fetched and hashed
+    // exactly as the same bytes in a data URL.
+    let open = fetching_server(&["127.0.0.1"], true, 1 << 20);
+    let (status, body) = post(&open, &image_request(&[tiny.clone()]));
+    assert_eq!(status, 200, "{}", body["error"]);
+    assert_eq!(
+        body["features"]["mm_hashes"]["image"][0],
+        "ae4bbf501e85e781f2fe74a6bf833aca4db825e791db1f8c4968e3a6e117f403"
+    );
+    expect_error(
+        &open,
+        &format!("http://{media}/big"),
+        "larger than 1048576 bytes",
+    );
+    expect_error(&open, &format!("http://{media}/slow"), "timed out");
+    // A redirect to a host that is not listed is refused, whatever the target.
+    expect_error(
+        &open,
+        &format!("http://{media}/to?u=http://localhost:{port}/tiny.png"),
+        "not in --allowed-media-domains",
+    );
+    expect_error(
+        &open,
+        "http://example.com/cat.png",
+        "not in --allowed-media-domains",
+    );
+
+    // Default policy: loopback is internal, by literal IP and after DNS resolution.
+    let strict = fetching_server(&["127.0.0.1", "localhost"], false, 1 << 20);
+    expect_error(&strict, &tiny, "127.0.0.1 is an internal address");
+    expect_error(
+        &strict,
+        &format!("http://localhost:{port}/tiny.png"),
+        "resolves only to internal addresses",
+    );
+    expect_error(
+        &strict,
+        "http://169.254.169.254/latest/meta-data",
+        "not in --allowed-media-domains",
+    );
+}

@@ -63,6 +63,20 @@ pub struct ModelArgs {
     /// Largest image side accepted, in pixels.
     #[arg(long, default_value_t = 32_768)]
     pub max_image_side: u32,
+    /// Hosts `http(s)` image URLs may name, exactly (repeatable or comma-separated); every
+    /// redirect is checked too. Empty: http(s) images are refused.
+    #[arg(long, value_delimiter = ',')]
+    pub allowed_media_domains: Vec<String>,
+    /// Let allowed hosts resolve to loopback/private/link-local addresses (an internal image
+    /// store). Off: such addresses are refused after DNS resolution.
+    #[arg(long)]
+    pub allow_private_media_hosts: bool,
+    /// Time limit for fetching one image.
+    #[arg(long, default_value_t = 10.0)]
+    pub media_fetch_timeout_secs: f64,
+    /// Largest image fetched over http(s), in bytes.
+    #[arg(long, default_value_t = 20 * 1024 * 1024)]
+    pub max_media_bytes: u64,
     /// Serve `file://` image URLs from below this folder (resolved, symlinks included).
     #[arg(long)]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
@@ -89,6 +103,32 @@ impl ModelArgs {
         }
     }
 
+    /// The http(s) image fetcher, when `--allowed-media-domains` names any host.
+    fn fetcher(&self) -> Option<crate::media::Fetcher> {
+        if self.allowed_media_domains.is_empty() {
+            return None;
+        }
+        let policy = crate::media::FetchPolicy {
+            allowed_domains: self
+                .allowed_media_domains
+                .iter()
+                .map(|d| d.trim().to_ascii_lowercase())
+                .collect(),
+            allow_private: self.allow_private_media_hosts,
+            timeout: std::time::Duration::from_secs_f64(
+                self.media_fetch_timeout_secs.clamp(0.1, 600.0),
+            ),
+            max_bytes: self.max_media_bytes,
+        };
+        match crate::media::Fetcher::new(policy) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::error!("cannot build the image fetcher ({e}); http(s) images are refused");
+                None
+            }
+        }
+    }
+
     pub fn render_options(&self) -> RenderOptions {
         RenderOptions {
             trust_request_chat_template: self.trust_request_chat_template,
@@ -106,6 +146,7 @@ impl ModelArgs {
                     .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.join("\0missing"))),
                 max_file_bytes: 64 << 20,
             },
+            fetcher: self.fetcher(),
         }
     }
 }

@@ -5,15 +5,17 @@
 //! Implemented: `data:` URLs, `file:` URLs below an allowed folder, JPEG/PNG/WebP/GIF decode as vLLM's `ImageMediaIO` does (EXIF
 //! transpose, transparency pasted on white), and the Qwen2-VL/Qwen2.5-VL/Qwen3-VL processor
 //! read from `preprocessor_config.json`; the Gemma 3 and LLaVA-1.5 (CLIP) processors
-//! (`square.rs`, processor level: not yet wired into chat render). Not yet: http(s) URLs.
+//! (`square.rs`, processor level: not yet wired into chat render).
 
 mod decode;
+mod fetch;
 mod mm_hash;
 mod qwen_vl;
 mod resample;
 mod square;
 
 pub use decode::{decode, DecodeLimits, Decoded};
+pub use fetch::{is_internal, FetchPolicy, Fetcher};
 pub use mm_hash::{mm_hash_image_bytes, HashAlgo};
 pub use qwen_vl::{smart_resize, Plan, ProcessedImage, QwenVlProcessor};
 pub use square::{SquareImage, SquareKind, SquareProcessor};
@@ -23,10 +25,12 @@ use thiserror::Error;
 /// Why an image was refused. Every variant is a client error (400).
 #[derive(Debug, Error, PartialEq)]
 pub enum MediaError {
-    #[error("image URL scheme not supported: {0} (data: URLs, and file: below --allowed-local-media-path, are accepted)")]
+    #[error("image URL scheme not supported: {0} (data: URLs; http(s) from --allowed-media-domains; file: below --allowed-local-media-path)")]
     Scheme(String),
     #[error("file URL refused: {0}")]
     LocalPath(String),
+    #[error("cannot fetch image: {0}")]
+    Fetch(String),
     #[error("invalid data URL: {0}")]
     DataUrl(String),
     #[error("invalid base64 in data URL: {0}")]

@@ -1,6 +1,7 @@
 //! `POST /v1/chat/completions/render`: messages → template → token IDs → `GenerateRequest`.
 
 use super::messages::to_template_messages;
+use super::multimodal::FetchedMedia;
 use super::sampling::build_sampling_params;
 use super::template::{ChatTemplates, SelectError};
 use super::{request_id, RenderOptions, Timings};
@@ -34,7 +35,17 @@ pub fn render_chat(
     req: &ChatRequest,
     opts: &RenderOptions,
 ) -> Result<(GenerateRequest, Timings), RenderError> {
-    let rendered = render_chat_prompt(model, req, opts)?;
+    render_chat_with(model, req, opts, &FetchedMedia::default())
+}
+
+/// [`render_chat`] with `http(s)` images already fetched (see `fetch_request_media`).
+pub fn render_chat_with(
+    model: &Model,
+    req: &ChatRequest,
+    opts: &RenderOptions,
+    media: &FetchedMedia,
+) -> Result<(GenerateRequest, Timings), RenderError> {
+    let rendered = render_chat_prompt_with(model, req, opts, media)?;
     let sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
     let block_hashes = super::block_hashes_for(
@@ -67,6 +78,16 @@ pub fn render_chat_prompt(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
+) -> Result<ChatRendered, RenderError> {
+    render_chat_prompt_with(model, req, opts, &FetchedMedia::default())
+}
+
+/// [`render_chat_prompt`] with `http(s)` images already fetched.
+pub fn render_chat_prompt_with(
+    model: &Model,
+    req: &ChatRequest,
+    opts: &RenderOptions,
+    media: &FetchedMedia,
 ) -> Result<ChatRendered, RenderError> {
     let t0 = Instant::now();
     if req.messages.is_empty() {
@@ -168,7 +189,8 @@ pub fn render_chat_prompt(
         template: t1 - t0,
         tokenize: t1.elapsed(),
     };
-    let (token_ids, features) = super::multimodal::expand_images(model, &images, token_ids, opts)?;
+    let (token_ids, features) =
+        super::multimodal::expand_images(model, &images, token_ids, opts, media)?;
     Ok(ChatRendered {
         prompt,
         token_ids,

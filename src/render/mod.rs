@@ -11,8 +11,9 @@ pub mod template;
 pub mod template_env;
 pub mod tokenize;
 
-pub use chat::{render_chat, render_chat_prompt, ChatRendered};
+pub use chat::{render_chat, render_chat_prompt, render_chat_with, ChatRendered};
 pub use completion::render_completion;
+pub use multimodal::{fetch_request_media, FetchedMedia};
 
 use std::time::Duration;
 
@@ -30,6 +31,8 @@ pub struct RenderOptions {
     pub decode_limits: crate::media::DecodeLimits,
     /// Which image URLs besides `data:` may be loaded.
     pub url_policy: crate::media::UrlPolicy,
+    /// Fetches `http(s)` image URLs (`--allowed-media-domains`); `None` refuses them.
+    pub fetcher: Option<crate::media::Fetcher>,
 }
 
 impl Default for RenderOptions {
@@ -43,6 +46,7 @@ impl Default for RenderOptions {
                 allowed_local_media_path: None,
                 max_file_bytes: 64 << 20,
             },
+            fetcher: None,
         }
     }
 }

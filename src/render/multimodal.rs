@@ -20,12 +20,65 @@ fn media_err(param: &str, e: MediaError) -> RenderError {
     RenderError::invalid(param, format!("{param}: {e}"))
 }
 
+/// `http(s)` image bytes fetched before rendering, by URL.
+pub type FetchedMedia = HashMap<String, Vec<u8>>;
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+/// Fetches the `http(s)` image URLs a chat request names (async, before the CPU-bound
+/// render), at most `--max-images-per-request` distinct ones, concurrently.
+pub async fn fetch_request_media(
+    req: &crate::protocol::ChatRequest,
+    opts: &RenderOptions,
+) -> Result<FetchedMedia, RenderError> {
+    let mut out = FetchedMedia::new();
+    let Some(fetcher) = &opts.fetcher else {
+        return Ok(out);
+    };
+    let mut urls: Vec<String> = Vec::new();
+    for msg in &req.messages {
+        let Some(Value::Array(parts)) = msg.get("content") else {
+            continue;
+        };
+        for part in parts {
+            let url = match part.get("image_url") {
+                Some(Value::String(u)) => Some(u.as_str()),
+                Some(Value::Object(o)) => o.get("url").and_then(Value::as_str),
+                _ => None,
+            };
+            if let Some(u) = url.filter(|u| is_http(u)) {
+                if !urls.iter().any(|x| x == u) && urls.len() < opts.max_images_per_request {
+                    urls.push(u.to_string());
+                }
+            }
+        }
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for url in urls {
+        let f = fetcher.clone();
+        tasks.spawn(async move {
+            let r = f.fetch(&url).await;
+            (url, r)
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (url, r) =
+            done.map_err(|e| RenderError::Tokenizer(format!("image fetch task: {e}")))?;
+        let bytes = r.map_err(|e| RenderError::invalid("messages", format!("{url}: {e}")))?;
+        out.insert(url, bytes);
+    }
+    Ok(out)
+}
+
 /// Loads and processes every image; returns the expanded token IDs and `features`.
 pub fn expand_images(
     model: &Model,
     images: &[ImageRef],
     token_ids: Vec<u32>,
     opts: &RenderOptions,
+    fetched: &FetchedMedia,
 ) -> Result<(Vec<u32>, Option<Value>), RenderError> {
     if images.is_empty() {
         return Ok((token_ids, None));
@@ -48,8 +101,18 @@ pub fn expand_images(
             items.push(done.clone());
             continue;
         }
-        let bytes =
-            media::load_url(&img.url, &opts.url_policy).map_err(|e| media_err(&img.param, e))?;
+        let bytes = match fetched.get(&img.url) {
+            Some(b) => b.clone(),
+            None if is_http(&img.url) => {
+                let e = MediaError::Scheme(
+                    "http(s) (start the server with --allowed-media-domains)".into(),
+                );
+                return Err(media_err(&img.param, e));
+            }
+            None => {
+                media::load_url(&img.url, &opts.url_policy).map_err(|e| media_err(&img.param, e))?
+            }
+        };
         let decoded =
             media::decode(&bytes, &opts.decode_limits).map_err(|e| media_err(&img.param, e))?;
         let hash =

@@ -7,7 +7,7 @@ use crate::protocol::{
     parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
     GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
 };
-use crate::render::{self, render_chat, render_completion};
+use crate::render::{self, render_completion};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
@@ -31,6 +31,10 @@ fn body(b: Body) -> Result<Bytes, ApiError> {
     })
 }
 
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// Where a request's CPU work runs.
 ///
 /// Small requests (body up to `--inline-max-bytes`, a few hundred µs of work at most, with
@@ -41,8 +45,7 @@ fn body(b: Body) -> Result<Bytes, ApiError> {
 /// and the request timeout can fire while they run.
 fn offload(st: &AppState, bytes: &[u8]) -> bool {
     bytes.len() > st.config.inline_max_bytes
-        || (st.config.render.trust_request_chat_template
-            && bytes.windows(15).any(|w| w == b"\"chat_template\""))
+        || (st.config.render.trust_request_chat_template && contains(bytes, b"\"chat_template\""))
 }
 
 /// Runs CPU-bound work inline or on the blocking pool (see [`offload`]). A panic becomes a
@@ -75,11 +78,18 @@ pub async fn chat_render(
     b: Body,
 ) -> Result<Json<GenerateRequest>, ApiError> {
     let bytes = body(b)?;
+    // http(s) images are fetched here, on the reactor, before the CPU-bound render.
+    let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
+        let req: ChatRequest = parse_json(&bytes)?;
+        render::fetch_request_media(&req, &st.config.render).await?
+    } else {
+        render::FetchedMedia::default()
+    };
     let st2 = st.clone();
     let out = blocking(offload(&st, &bytes), move || {
         let req: ChatRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
-        let (out, timings) = render_chat(&model, &req, &st2.config.render)?;
+        let (out, timings) = render::render_chat_with(&model, &req, &st2.config.render, &media)?;
         st2.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
         Ok(out)
