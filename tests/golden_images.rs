@@ -398,11 +398,15 @@ fn bad_images_are_4xx_with_clear_messages() {
         (vec![data_url("image/png", &tiny); 3], "too many images: 3"),
         (
             vec!["https://example.com/cat.png".to_string()],
-            "scheme not supported: https",
+            "http(s) image URLs are refused",
+        ),
+        (
+            vec!["ftp://example.com/cat.png".to_string()],
+            "scheme not supported: ftp",
         ),
         (
             vec!["file:///etc/passwd".to_string()],
-            "scheme not supported: file",
+            "file: image URLs are refused",
         ),
         (
             vec![data_url("image/png", b"not an image at all")],
@@ -586,7 +590,7 @@ fn http_images_follow_the_allowlist_and_refuse_internal_addresses() {
     // Allowed and private addresses allowed (an internal image store): fetched and hashed
     // exactly as the same bytes in a data URL.
     let open = fetching_server(&["127.0.0.1"], true, 1 << 20);
-    let (status, body) = post(&open, &image_request(&[tiny.clone()]));
+    let (status, body) = post(&open, &image_request(std::slice::from_ref(&tiny)));
     assert_eq!(status, 200, "{}", body["error"]);
     assert_eq!(
         body["features"]["mm_hashes"]["image"][0],

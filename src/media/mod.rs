@@ -25,8 +25,16 @@ use thiserror::Error;
 /// Why an image was refused. Every variant is a client error (400).
 #[derive(Debug, Error, PartialEq)]
 pub enum MediaError {
-    #[error("image URL scheme not supported: {0} (data: URLs; http(s) from --allowed-media-domains; file: below --allowed-local-media-path)")]
+    #[error("image URL scheme not supported: {0} (use data:, http(s): or file:)")]
     Scheme(String),
+    #[error(
+        "http(s) image URLs are refused: the server was started without --allowed-media-domains"
+    )]
+    HttpDisabled,
+    #[error(
+        "file: image URLs are refused: the server was started without --allowed-local-media-path"
+    )]
+    FileDisabled,
     #[error("file URL refused: {0}")]
     LocalPath(String),
     #[error("cannot fetch image: {0}")]
@@ -97,9 +105,7 @@ pub fn load_url(url: &str, policy: &UrlPolicy) -> Result<Vec<u8>, MediaError> {
 /// resolved), that it lies inside the allowed folder.
 fn load_file(path: &str, policy: &UrlPolicy) -> Result<Vec<u8>, MediaError> {
     let Some(root) = &policy.allowed_local_media_path else {
-        return Err(MediaError::Scheme(
-            "file (start the server with --allowed-local-media-path)".into(),
-        ));
+        return Err(MediaError::FileDisabled);
     };
     let refused =
         || MediaError::LocalPath("the file is not inside --allowed-local-media-path".into());

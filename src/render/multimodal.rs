@@ -104,10 +104,7 @@ pub fn expand_images(
         let bytes = match fetched.get(&img.url) {
             Some(b) => b.clone(),
             None if is_http(&img.url) => {
-                let e = MediaError::Scheme(
-                    "http(s) (start the server with --allowed-media-domains)".into(),
-                );
-                return Err(media_err(&img.param, e));
+                return Err(media_err(&img.param, MediaError::HttpDisabled));
             }
             None => {
                 media::load_url(&img.url, &opts.url_policy).map_err(|e| media_err(&img.param, e))?
