@@ -628,3 +628,37 @@ fn http_images_follow_the_allowlist_and_refuse_internal_addresses() {
         "not in --allowed-media-domains",
     );
 }
+
+#[test]
+fn bfloat16_tensors_on_request() {
+    use base64::Engine;
+    let base = vl_server(Default::default());
+    let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let mut req = image_request(&[data_url("image/png", &tiny)]);
+    let (_, f32_body) = post(&base, &req);
+    req["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
+    let (status, bf_body) = post(&base, &req);
+    assert_eq!(status, 200, "{}", bf_body["error"]);
+    let t = &bf_body["features"]["mm_tensors"]["image"][0]["pixel_values"];
+    assert_eq!(t["dtype"], "bfloat16");
+    let b64 = |v: &Value| {
+        base64::engine::general_purpose::STANDARD
+            .decode(v.as_str().unwrap())
+            .unwrap()
+    };
+    let bf = b64(&t["data"]);
+    let f = b64(&f32_body["features"]["mm_tensors"]["image"][0]["pixel_values"]["data"]);
+    assert_eq!(bf.len() * 2, f.len());
+    for (h, w) in bf.chunks_exact(2).zip(f.chunks_exact(4)) {
+        let full = f32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        let half = f32::from_bits((u16::from_le_bytes([h[0], h[1]]) as u32) << 16);
+        assert!(
+            (full - half).abs() <= full.abs() / 128.0 + 1e-6,
+            "{full} vs {half}"
+        );
+    }
+    req["mm_processor_kwargs"] = serde_json::json!({"min_pixels": 100});
+    let (status, body) = post(&base, &req);
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["param"], "mm_processor_kwargs.min_pixels");
+}

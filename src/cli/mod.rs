@@ -77,6 +77,10 @@ pub struct ModelArgs {
     /// Largest image fetched over http(s), in bytes.
     #[arg(long, default_value_t = 20 * 1024 * 1024)]
     pub max_media_bytes: u64,
+    /// Element type of `mm_tensors` (requests may override with
+    /// `mm_processor_kwargs.output_dtype`).
+    #[arg(long, value_enum, default_value_t = crate::render::TensorDtype::Float32)]
+    pub mm_tensor_dtype: crate::render::TensorDtype,
     /// Serve `file://` image URLs from below this folder (resolved, symlinks included).
     #[arg(long)]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
@@ -147,6 +151,7 @@ impl ModelArgs {
                 max_file_bytes: 64 << 20,
             },
             fetcher: self.fetcher(),
+            tensor_dtype: self.mm_tensor_dtype,
         }
     }
 }

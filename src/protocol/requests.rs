@@ -92,6 +92,11 @@ with_sampling_fields! {
     pub kv_transfer_params: Option<Value>,
     #[serde(default)]
     pub request_id: Option<String>,
+    /// vLLM's per-request processor options. Only `output_dtype` (**ext**: `float32` or
+    /// `bfloat16` for `mm_tensors`) is accepted so far; other keys are refused rather
+    /// than silently ignored, since vLLM would process (and hash) differently.
+    #[serde(default)]
+    pub mm_processor_kwargs: Option<serde_json::Map<String, Value>>,
     /// **(ext)** Adds `block_hashes` of the rendered token IDs to the response.
     #[serde(default)]
     pub return_block_hashes: Option<crate::hashing::HashRequest>,

@@ -33,6 +33,46 @@ pub struct RenderOptions {
     pub url_policy: crate::media::UrlPolicy,
     /// Fetches `http(s)` image URLs (`--allowed-media-domains`); `None` refuses them.
     pub fetcher: Option<crate::media::Fetcher>,
+    /// Element type of `mm_tensors` unless the request asks otherwise.
+    pub tensor_dtype: TensorDtype,
+}
+
+/// Element type of the pixel tensors in responses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TensorDtype {
+    #[default]
+    Float32,
+    /// Round-to-nearest-even from float32, as `torch.Tensor.to(torch.bfloat16)`.
+    Bfloat16,
+}
+
+impl TensorDtype {
+    pub fn name(self) -> &'static str {
+        match self {
+            TensorDtype::Float32 => "float32",
+            TensorDtype::Bfloat16 => "bfloat16",
+        }
+    }
+
+    /// Little-endian bytes of `values` in this type.
+    pub fn encode(self, values: &[f32]) -> Vec<u8> {
+        match self {
+            TensorDtype::Float32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            TensorDtype::Bfloat16 => values
+                .iter()
+                .flat_map(|v| f32_to_bf16(*v).to_le_bytes())
+                .collect(),
+        }
+    }
+}
+
+/// float32 → bfloat16 bits, rounding to nearest even; NaN stays a quiet NaN.
+pub fn f32_to_bf16(v: f32) -> u16 {
+    if v.is_nan() {
+        return 0x7fc0;
+    }
+    let b = v.to_bits();
+    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
 
 impl Default for RenderOptions {
@@ -47,6 +87,7 @@ impl Default for RenderOptions {
                 max_file_bytes: 64 << 20,
             },
             fetcher: None,
+            tensor_dtype: TensorDtype::Float32,
         }
     }
 }
@@ -79,4 +120,19 @@ pub fn block_hashes_for(
     req.cache_salt = req.cache_salt.or_else(|| cache_salt.map(str::to_string));
     req.model_name = req.model_name.or_else(|| Some(model_name.to_string()));
     Ok(Some(crate::hashing::compute(&req)?.block_hashes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::f32_to_bf16;
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        assert_eq!(f32_to_bf16(1.0), 0x3f80);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80); // tie, even stays
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82); // tie, odd rounds up
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8001)), 0x3f81);
+        assert_eq!(f32_to_bf16(-2.5), 0xc020);
+        assert_eq!(f32_to_bf16(f32::NAN), 0x7fc0);
+    }
 }

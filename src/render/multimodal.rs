@@ -79,6 +79,7 @@ pub fn expand_images(
     token_ids: Vec<u32>,
     opts: &RenderOptions,
     fetched: &FetchedMedia,
+    dtype: super::TensorDtype,
 ) -> Result<(Vec<u32>, Option<Value>), RenderError> {
     if images.is_empty() {
         return Ok((token_ids, None));
@@ -152,14 +153,10 @@ pub fn expand_images(
     let tensors: Vec<Value> = items
         .iter()
         .map(|(_, p)| {
-            let bytes: Vec<u8> = p
-                .pixel_values
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
+            let bytes = dtype.encode(&p.pixel_values);
             json!({
                 "pixel_values": {
-                    "dtype": "float32",
+                    "dtype": dtype.name(),
                     "shape": [p.rows, p.cols],
                     "data": base64::engine::general_purpose::STANDARD.encode(bytes),
                 },
