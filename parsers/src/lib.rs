@@ -1,6 +1,38 @@
-//! Output parsers for llm-render: reasoning and tool-call state machines.
+//! Output parsers for llm-render: reasoning (and, next, tool-call) state machines.
 //!
-//! This crate holds pure text state machines with no HTTP and no async runtime in them.
-//! Each family will implement the `ReasoningParser` / `ToolParser` traits sketched in
-//! `docs/design.md`; one-shot parsing is `push(all)` followed by `finish()`, so streaming
-//! and non-streaming cannot disagree. The families land with the derender issue.
+//! Pure text state machines: no HTTP, no async runtime. Each parser is fed text as it is
+//! generated (`push`) and told when the output ends (`finish`); one-shot parsing is
+//! `push(all)` followed by `finish()`, so streaming and non-streaming cannot disagree
+//! (a property test checks every chunking). Markers split across chunks are held back until
+//! they resolve, and nothing is lost at the end of the stream.
+
+mod reasoning;
+mod registry;
+
+pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
+pub use registry::{reasoning_parser, reasoning_parser_names, ReasoningOptions};
+
+/// Parsed output, as deltas appended by the parsers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Split {
+    pub content: String,
+    pub reasoning: String,
+}
+
+impl Split {
+    pub fn is_empty(&self) -> bool {
+        self.content.is_empty() && self.reasoning.is_empty()
+    }
+}
+
+/// The longest suffix of `text` that is a proper prefix of `marker`: text that must be held
+/// back because the next chunk may complete the marker. Works on char boundaries.
+pub(crate) fn partial_suffix(text: &str, marker: &str) -> usize {
+    let max = marker.len().saturating_sub(1).min(text.len());
+    (1..=max)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n) && marker.starts_with(&text[text.len() - n..])
+        })
+        .unwrap_or(0)
+}

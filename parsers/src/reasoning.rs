@@ -1,0 +1,131 @@
+//! Reasoning split by a start/end tag pair: `<think>…</think>` (DeepSeek-R1, Qwen3),
+//! `[THINK]…[/THINK]` (Mistral), or any configured pair.
+//!
+//! * Text before the start tag is content; the first start tag opens reasoning (only
+//!   leading whitespace may precede it, as vLLM's parsers require: elsewhere the tag is
+//!   plain content).
+//! * `starts_in_reasoning`: the template already wrote the start tag (DeepSeek-R1's
+//!   templates, Qwen3 with thinking on), so output begins inside reasoning and a start tag
+//!   that does appear is dropped.
+//! * Reasoning never closed stays reasoning at `finish()` (vLLM's behaviour for a
+//!   truncated answer); the end tag is dropped and what follows is content.
+
+use crate::{partial_suffix, Split};
+
+/// A reasoning parser: fed generated text, appends deltas to a [`Split`].
+pub trait ReasoningParser: Send {
+    fn push(&mut self, text: &str, out: &mut Split);
+    fn finish(&mut self, out: &mut Split);
+}
+
+/// The tags of one reasoning format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagSpec {
+    pub start: String,
+    pub end: String,
+    /// The output starts inside reasoning (the template wrote the start tag).
+    pub starts_in_reasoning: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Before any reasoning: leading whitespace may still precede a start tag.
+    Start,
+    Reasoning,
+    Content,
+}
+
+/// The tag-pair state machine.
+#[derive(Debug, Clone)]
+pub struct TagReasoningParser {
+    spec: TagSpec,
+    mode: Mode,
+    /// Text not yet emitted: a possible partial tag, or leading whitespace in `Start`.
+    held: String,
+    /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
+    /// a repeat of the template's and is dropped; only until anything else is seen.
+    may_drop_start: bool,
+}
+
+impl TagReasoningParser {
+    pub fn new(spec: TagSpec) -> Self {
+        let mode = if spec.starts_in_reasoning {
+            Mode::Reasoning
+        } else {
+            Mode::Start
+        };
+        let may_drop_start = spec.starts_in_reasoning;
+        TagReasoningParser {
+            spec,
+            mode,
+            held: String::new(),
+            may_drop_start,
+        }
+    }
+
+    fn step(&mut self, out: &mut Split) {
+        loop {
+            match self.mode {
+                Mode::Start => {
+                    let trimmed = self.held.trim_start();
+                    if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
+                        self.held = rest.to_string();
+                        self.mode = Mode::Reasoning;
+                        continue;
+                    }
+                    if !trimmed.is_empty() && !self.spec.start.starts_with(trimmed) {
+                        // Not a start tag: everything so far is content.
+                        self.mode = Mode::Content;
+                        continue;
+                    }
+                    return;
+                }
+                Mode::Reasoning => {
+                    if self.may_drop_start {
+                        let trimmed = self.held.trim_start();
+                        if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
+                            self.held = rest.to_string();
+                            self.may_drop_start = false;
+                        } else if trimmed.is_empty() || self.spec.start.starts_with(trimmed) {
+                            return; // still undecided: hold it all
+                        } else {
+                            self.may_drop_start = false;
+                        }
+                    }
+                    if let Some(pos) = self.held.find(self.spec.end.as_str()) {
+                        out.reasoning.push_str(&self.held[..pos]);
+                        self.held = self.held[pos + self.spec.end.len()..].to_string();
+                        self.mode = Mode::Content;
+                        continue;
+                    }
+                    let keep = partial_suffix(&self.held, &self.spec.end);
+                    let emit = self.held.len() - keep;
+                    out.reasoning.push_str(&self.held[..emit]);
+                    self.held.drain(..emit);
+                    return;
+                }
+                Mode::Content => {
+                    out.content.push_str(&self.held);
+                    self.held.clear();
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl ReasoningParser for TagReasoningParser {
+    fn push(&mut self, text: &str, out: &mut Split) {
+        self.held.push_str(text);
+        self.step(out);
+    }
+
+    fn finish(&mut self, out: &mut Split) {
+        match self.mode {
+            Mode::Start | Mode::Content => out.content.push_str(&self.held),
+            // Unclosed reasoning stays reasoning; a partial end tag is just text.
+            Mode::Reasoning => out.reasoning.push_str(&self.held),
+        }
+        self.held.clear();
+    }
+}

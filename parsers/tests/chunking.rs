@@ -1,0 +1,136 @@
+//! Streaming in any chunking gives the one-shot result, for every reasoning format.
+
+use llm_render_parsers::{reasoning_parser, ReasoningOptions, Split};
+
+fn run(name: &str, chunks: &[&str]) -> Split {
+    let mut p =
+        reasoning_parser(name, &ReasoningOptions::default()).unwrap_or_else(|| panic!("{name}"));
+    let mut out = Split::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    out
+}
+
+fn one_shot(name: &str, text: &str) -> Split {
+    run(name, &[text])
+}
+
+/// Every split into pieces at char boundaries of sizes from `sizes`.
+fn chunkings(text: &str) -> Vec<Vec<String>> {
+    let bounds: Vec<usize> = (0..=text.len())
+        .filter(|i| text.is_char_boundary(*i))
+        .collect();
+    let mut out = vec![bounds
+        .windows(2)
+        .map(|w| text[w[0]..w[1]].to_string())
+        .collect::<Vec<_>>()];
+    for size in [2, 3, 5, 7, 13] {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i + 1 < bounds.len() {
+            let j = (i + size).min(bounds.len() - 1);
+            v.push(text[bounds[i]..bounds[j]].to_string());
+            i = j;
+        }
+        out.push(v);
+    }
+    out
+}
+
+const CASES: &[(&str, &str, &str, &str)] = &[
+    // (parser, output, reasoning, content)
+    (
+        "qwen3",
+        "<think>\nadd 2 and 2\n</think>\n\nIt is 4.",
+        "\nadd 2 and 2\n",
+        "\n\nIt is 4.",
+    ),
+    ("qwen3", "  <think>x</think>y", "x", "y"),
+    (
+        "qwen3",
+        "No thinking here, <think> is text.",
+        "",
+        "No thinking here, <think> is text.",
+    ),
+    (
+        "qwen3",
+        "<think>never closed, trunc",
+        "never closed, trunc",
+        "",
+    ),
+    ("qwen3", "<think>a</thi", "a</thi", ""),
+    ("qwen3", "<thi", "", "<thi"),
+    (
+        "deepseek_r1",
+        "step 1… ✓ 日本</think>answer <think> kept",
+        "step 1… ✓ 日本",
+        "answer <think> kept",
+    ),
+    (
+        "deepseek_r1",
+        "<think>dup start</think>ok",
+        "dup start",
+        "ok",
+    ),
+    ("mistral", "[THINK]why[/THINK]because", "why", "because"),
+    ("tags:<r>,</r>", "<r>🤖</r>🧪", "🤖", "🧪"),
+];
+
+#[test]
+fn one_shot_results() {
+    for (name, text, reasoning, content) in CASES {
+        let got = one_shot(name, text);
+        assert_eq!(
+            (got.reasoning.as_str(), got.content.as_str()),
+            (*reasoning, *content),
+            "{name}: {text:?}"
+        );
+    }
+}
+
+#[test]
+fn every_chunking_equals_one_shot() {
+    for (name, text, _, _) in CASES {
+        let want = one_shot(name, text);
+        for chunks in chunkings(text) {
+            let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+            assert_eq!(run(name, &refs), want, "{name}: {chunks:?}");
+        }
+    }
+}
+
+#[test]
+fn random_outputs_and_chunkings() {
+    let pieces = [
+        "<think>", "</think>", "<thi", "nk>", "a", " ", "\n", "é", "🤖", "</", "think", ">", "x y",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2000 {
+        let n = (next() % 12) as usize;
+        let text: String = (0..n)
+            .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+            .collect();
+        for name in ["qwen3", "deepseek_r1"] {
+            let want = one_shot(name, &text);
+            let mut chunks = Vec::new();
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                let mut cut = ((next() % 6) as usize + 1).min(rest.len());
+                while !rest.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                chunks.push(&rest[..cut]);
+                rest = &rest[cut..];
+            }
+            assert_eq!(run(name, &chunks), want, "{name}: {chunks:?}");
+        }
+    }
+}
