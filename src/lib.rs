@@ -6,6 +6,7 @@
 //! requests into token IDs, [`server`] is the HTTP tier and [`cli`] the command line.
 
 pub mod cli;
+pub mod derender;
 pub mod error;
 pub mod hashing;
 pub mod media;

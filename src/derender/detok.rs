@@ -1,0 +1,85 @@
+//! Incremental detokenization: text deltas whose concatenation equals
+//! `tokenizer.decode(all_ids)` for a byte-level BPE vocabulary.
+//!
+//! vLLM's algorithm (`detokenize_incrementally`): keep two offsets into the IDs; decode the
+//! window `[prefix, end)` and the already-emitted part `[prefix, read)`; the difference is
+//! new text, unless the window ends in U+FFFD (a UTF-8 sequence split across tokens), in
+//! which case it is held until the next token completes it. Only the window is kept, so the
+//! state (and each step's work) stays a few tokens long whatever the output length.
+
+use serde::{Deserialize, Serialize};
+use tokenizers::Tokenizer;
+
+/// The resumable state: the IDs from `prefix` on, and how many of them were emitted.
+/// Small and independent of the output length; serializable into a stream state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetokState {
+    /// IDs from the prefix offset to the end.
+    pub window: Vec<u32>,
+    /// How many of `window` are already reflected in emitted text.
+    pub read: usize,
+}
+
+/// An incremental detokenizer over a borrowed tokenizer.
+pub struct IncrementalDetokenizer<'a> {
+    tok: &'a Tokenizer,
+    skip_special_tokens: bool,
+    state: DetokState,
+}
+
+impl<'a> IncrementalDetokenizer<'a> {
+    pub fn new(tok: &'a Tokenizer, skip_special_tokens: bool) -> Self {
+        Self::resume(tok, skip_special_tokens, DetokState::default())
+    }
+
+    pub fn resume(tok: &'a Tokenizer, skip_special_tokens: bool, state: DetokState) -> Self {
+        IncrementalDetokenizer {
+            tok,
+            skip_special_tokens,
+            state,
+        }
+    }
+
+    pub fn state(&self) -> &DetokState {
+        &self.state
+    }
+
+    fn decode(&self, ids: &[u32]) -> Result<String, String> {
+        self.tok
+            .decode(ids, self.skip_special_tokens)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Adds one generated token; returns the text it completes (possibly empty).
+    pub fn push(&mut self, id: u32) -> Result<String, String> {
+        self.state.window.push(id);
+        let prefix_text = self.decode(&self.state.window[..self.state.read])?;
+        let full = self.decode(&self.state.window)?;
+        if full.len() > prefix_text.len()
+            && !full.ends_with('\u{fffd}')
+            && full.starts_with(&prefix_text)
+        {
+            let new = full[prefix_text.len()..].to_string();
+            // The emitted window becomes the next prefix: keep only the IDs from `read` on.
+            let read = self.state.read;
+            self.state.window.drain(..read);
+            self.state.read = self.state.window.len();
+            return Ok(new);
+        }
+        Ok(String::new())
+    }
+
+    /// The text still held at the end of the output (an incomplete UTF-8 sequence decodes to
+    /// U+FFFD, as `decode` of the whole sequence does).
+    pub fn finish(&mut self) -> Result<String, String> {
+        let prefix_text = self.decode(&self.state.window[..self.state.read])?;
+        let full = self.decode(&self.state.window)?;
+        let rest = full
+            .strip_prefix(prefix_text.as_str())
+            .unwrap_or(&full)
+            .to_string();
+        self.state.window.clear();
+        self.state.read = 0;
+        Ok(rest)
+    }
+}
