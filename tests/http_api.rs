@@ -423,3 +423,52 @@ fn saturation_is_503_and_slow_requests_are_504() {
     );
     assert_error(&post_json(&chat_url(&base), &slow), 504, "limit", None);
 }
+
+#[test]
+fn chat_derender_splits_reasoning_and_counts_usage() {
+    let base = golden_server();
+    let m = llm_render::model::Model::load_dir(
+        "qwen3",
+        &fixtures().join("models/qwen3"),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let ids = m
+        .encode(
+            "<think>\n17*20=340\n</think>\n\nIt is 391.<|im_end|>",
+            false,
+        )
+        .unwrap();
+    let url = format!("{base}/v1/chat/completions/derender");
+    let req = json!({"model": "qwen3", "stream": false, "prompt_token_ids": [1, 2, 3],
+        "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]},
+        "chat_request": {"messages": [{"role": "user", "content": "17 x 23?"}]}});
+    let (status, body) = post_json(&url, &req);
+    assert_eq!(status, 200, "{body}");
+    let msg = &body["choices"][0]["message"];
+    assert_eq!(msg["reasoning_content"], "\n17*20=340\n");
+    assert_eq!(msg["reasoning"], "\n17*20=340\n");
+    assert_eq!(msg["content"], "\n\nIt is 391.");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    assert_eq!(body["usage"]["completion_tokens"], ids.len());
+    assert_eq!(body["usage"]["prompt_tokens"], 3);
+    assert_eq!(body["object"], "chat.completion");
+
+    let mut bad = req.clone();
+    bad["generate_response"]["choices"][0]["token_ids"] = json!([1, 999999999]);
+    assert_error(
+        &post_json(&url, &bad),
+        400,
+        "out of range",
+        Some("generate_response.choices[0].token_ids[1]"),
+    );
+    let mut streaming = req.clone();
+    streaming["stream"] = json!(true);
+    assert_error(
+        &post_json(&url, &streaming),
+        400,
+        "streaming derender is not implemented",
+        Some("stream"),
+    );
+    assert_error(&post(&url, "{"), 400, "invalid JSON", None);
+}

@@ -1,6 +1,7 @@
 //! Command line: `serve` and `render`. Every subcommand takes `--model [NAME=]PATH`
 //! (repeatable) or uses the embedded default model.
 
+mod derender_cmd;
 mod hash_cmd;
 mod render_cmd;
 pub mod template_diff;
@@ -28,6 +29,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Render one request (or a JSON-lines batch) and print what the HTTP route returns.
     Render(render_cmd::RenderArgs),
+    /// Turn generated token IDs into a chat.completion (what the derender route returns).
+    Derender(derender_cmd::DerenderArgs),
     /// Print prefix-cache block hashes (vLLM or llm-d) for token IDs or a rendered request.
     Hash(hash_cmd::HashArgs),
     /// Does turn 2 reuse turn 1's prefix cache? Or: do two templates render alike?
@@ -81,6 +84,9 @@ pub struct ModelArgs {
     /// `mm_processor_kwargs.output_dtype`).
     #[arg(long, value_enum, default_value_t = crate::render::TensorDtype::Float32)]
     pub mm_tensor_dtype: crate::render::TensorDtype,
+    /// Reasoning parser for derender: deepseek_r1, qwen3, mistral, auto (by model name) or none.
+    #[arg(long, default_value = "auto")]
+    pub reasoning_parser: String,
     /// Serve `file://` image URLs from below this folder (resolved, symlinks included).
     #[arg(long)]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
@@ -152,6 +158,7 @@ impl ModelArgs {
             },
             fetcher: self.fetcher(),
             tensor_dtype: self.mm_tensor_dtype,
+            reasoning_parser: self.reasoning_parser.clone(),
         }
     }
 }
@@ -218,6 +225,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => serve(args).map(|_| 0),
         Command::Render(args) => render_cmd::run(args),
         Command::Hash(args) => hash_cmd::run(args),
+        Command::Derender(args) => derender_cmd::run(args),
         Command::TemplateDiff(args) => template_diff::run(args),
     }
 }
@@ -231,6 +239,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if !dir.is_dir() {
             anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
         }
+    }
+    let rp = args.model.reasoning_parser.as_str();
+    if !matches!(rp, "auto" | "none")
+        && llm_render_parsers::reasoning_parser(rp, &Default::default()).is_none()
+    {
+        anyhow::bail!(
+            "--reasoning-parser {rp:?}: expected auto, none or one of {:?}",
+            llm_render_parsers::reasoning_parser_names()
+        );
     }
     let models = args.model.load()?;
     for m in models.models() {

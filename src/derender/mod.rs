@@ -1,7 +1,9 @@
-//! Generated token IDs → text. So far: the incremental detokenizer (`detok.rs`). The
-//! derender routes, stream state and the parsers' wiring come with the rest of the derender
-//! issue.
+//! Generated token IDs → text: the incremental detokenizer (`detok.rs`) and the
+//! non-streaming chat derender (`chat.rs`). Streaming with a carried state and the tool-call
+//! parsers come with the rest of the derender issue.
 
+mod chat;
 mod detok;
 
+pub use chat::{derender_chat, parser_for, DerenderRequest, GenerateResponse, GeneratedChoice};
 pub use detok::{DetokState, IncrementalDetokenizer};

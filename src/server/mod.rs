@@ -79,6 +79,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/tokenize", post(routes::tokenize))
         .route("/detokenize", post(routes::detokenize))
         .route("/v1/block_hashes", post(routes::block_hashes))
+        .route("/v1/chat/completions/derender", post(routes::chat_derender))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(

@@ -205,6 +205,21 @@ pub async fn block_hashes(
     Ok(Json(out))
 }
 
+pub async fn chat_derender(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let bytes = body(b)?;
+    let st2 = st.clone();
+    let out = blocking(offload(&st, &bytes), move || {
+        let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
+        let model = st2.models.get(req.model.as_deref())?;
+        crate::derender::derender_chat(&model, &req, &st2.config.render.reasoning_parser)
+    })
+    .await?;
+    Ok(Json(out))
+}
+
 pub async fn health() -> StatusCode {
     StatusCode::OK
 }

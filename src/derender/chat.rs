@@ -1,0 +1,145 @@
+//! `POST /v1/chat/completions/derender`, non-streaming: generated token IDs → a
+//! `chat.completion` with `content`, `reasoning_content` (also as `reasoning`) and `usage`.
+//!
+//! Request (vLLM's shape, api.md): `{"stream": false, "model", "generate_response":
+//! {"choices": [{"index", "token_ids", "finish_reason"}]}, "prompt_token_ids",
+//! "chat_request": <the original chat request>}`. Each choice is detokenized with the
+//! incremental detokenizer (fed everything, then finished: the streaming code path) and split
+//! by the reasoning parser chosen by `--reasoning-parser` (`auto` picks by model name).
+//! Tool-call parsing and streaming are not implemented yet; a `stream: true` request is a 400.
+
+use super::IncrementalDetokenizer;
+use crate::error::RenderError;
+use crate::model::Model;
+use llm_render_parsers::{reasoning_parser, ReasoningOptions, Split};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GeneratedChoice {
+    #[serde(default)]
+    pub index: u32,
+    pub token_ids: Vec<u32>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GenerateResponse {
+    pub choices: Vec<GeneratedChoice>,
+    #[serde(default)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct DerenderRequest {
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub stream: bool,
+    pub generate_response: GenerateResponse,
+    #[serde(default)]
+    pub prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub chat_request: Option<Map<String, Value>>,
+}
+
+/// Which reasoning parser a server uses: a name, `auto` (by model name) or `none`.
+pub fn parser_for(
+    setting: &str,
+    model: &str,
+    opts: &ReasoningOptions,
+) -> Option<Box<dyn llm_render_parsers::ReasoningParser>> {
+    match setting {
+        "none" => None,
+        "auto" => reasoning_parser(model, opts),
+        name => reasoning_parser(name, opts),
+    }
+}
+
+/// Derenders every choice of a non-streaming request.
+pub fn derender_chat(
+    model: &Model,
+    req: &DerenderRequest,
+    reasoning: &str,
+) -> Result<Value, RenderError> {
+    if req.stream {
+        return Err(RenderError::invalid(
+            "stream",
+            "streaming derender is not implemented yet; send stream: false",
+        ));
+    }
+    let chat = req.chat_request.clone().unwrap_or_default();
+    let skip_special = chat
+        .get("skip_special_tokens")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let opts = ReasoningOptions {
+        enable_thinking: chat
+            .get("chat_template_kwargs")
+            .and_then(|k| k.get("enable_thinking"))
+            .and_then(Value::as_bool),
+    };
+    let mut choices = Vec::with_capacity(req.generate_response.choices.len());
+    let mut completion_tokens = 0;
+    for (ci, choice) in req.generate_response.choices.iter().enumerate() {
+        if let Some((i, id)) = choice
+            .token_ids
+            .iter()
+            .enumerate()
+            .find(|(_, id)| !model.has_token(**id))
+        {
+            return Err(RenderError::invalid(
+                format!("generate_response.choices[{ci}].token_ids[{i}]"),
+                format!("token ID {id} is out of range for model `{}`", model.name),
+            ));
+        }
+        completion_tokens += choice.token_ids.len();
+        let mut detok = IncrementalDetokenizer::new(&model.tokenizer, skip_special);
+        let mut split = Split::default();
+        let mut parser = parser_for(reasoning, &model.name, &opts);
+        let mut feed = |text: &str, split: &mut Split| match parser.as_mut() {
+            Some(p) => p.push(text, split),
+            None => split.content.push_str(text),
+        };
+        for id in &choice.token_ids {
+            let text = detok.push(*id).map_err(RenderError::Tokenizer)?;
+            feed(&text, &mut split);
+        }
+        let rest = detok.finish().map_err(RenderError::Tokenizer)?;
+        feed(&rest, &mut split);
+        if let Some(p) = parser.as_mut() {
+            p.finish(&mut split);
+        }
+        let reasoning_value = if split.reasoning.is_empty() {
+            Value::Null
+        } else {
+            Value::String(split.reasoning)
+        };
+        choices.push(json!({
+            "index": choice.index,
+            "message": {
+                "role": "assistant",
+                "content": split.content,
+                "reasoning_content": reasoning_value,
+                "reasoning": reasoning_value,
+                "tool_calls": [],
+            },
+            "logprobs": null,
+            "finish_reason": choice.finish_reason.clone().unwrap_or_else(|| "stop".into()),
+        }));
+    }
+    let prompt_tokens = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
+    Ok(json!({
+        "id": req.generate_response.request_id.clone().unwrap_or_else(|| crate::render::request_id("chatcmpl")),
+        "object": "chat.completion",
+        "created": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        "model": model.name,
+        "choices": choices,
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }))
+}
