@@ -23,6 +23,18 @@ fn jsonl(name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A golden image decoded as vLLM decodes it.
+fn decoded(file: &str) -> image::RgbImage {
+    let bytes = std::fs::read(dir().join(file)).unwrap();
+    media::decode(&bytes, &DecodeLimits::default()).unwrap().rgb
+}
+
+/// sha256 of float32 values as little-endian bytes (the goldens' `pixel_values_sha256_f32le`).
+fn f32_sha256(values: &[f32]) -> String {
+    let le: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    hex(&sha2::Sha256::digest(&le))
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -210,16 +222,8 @@ fn png_pixel_values_are_bit_exact() {
             continue;
         }
         let file = c["image"].as_str().unwrap();
-        let bytes = std::fs::read(dir().join(file)).unwrap();
-        let got = p
-            .process(&media::decode(&bytes, &DecodeLimits::default()).unwrap().rgb)
-            .unwrap();
-        let le: Vec<u8> = got
-            .pixel_values
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
-        let sha = hex(&sha2::Sha256::digest(&le));
+        let got = p.process(&decoded(file)).unwrap();
+        let sha = f32_sha256(&got.pixel_values);
         if file.ends_with(".png") {
             assert_eq!(sha, c["pixel_values_sha256_f32le"], "{}", c["case"]);
             exact += 1;
@@ -500,18 +504,10 @@ fn gemma3_and_llava_processors() {
             continue;
         }
         let file = c["image"].as_str().unwrap();
-        let bytes = std::fs::read(dir().join(file)).unwrap();
-        let got = p
-            .process(&media::decode(&bytes, &DecodeLimits::default()).unwrap().rgb)
-            .unwrap();
-        let le: Vec<u8> = got
-            .pixel_values
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect();
+        let got = p.process(&decoded(file)).unwrap();
         if file.ends_with(".png") {
             assert_eq!(
-                hex(&sha2::Sha256::digest(&le)),
+                f32_sha256(&got.pixel_values),
                 c["pixel_values_sha256_f32le"],
                 "{case}"
             );
