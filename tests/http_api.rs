@@ -472,3 +472,44 @@ fn chat_derender_splits_reasoning_and_counts_usage() {
     );
     assert_error(&post(&url, "{"), 400, "invalid JSON", None);
 }
+
+#[test]
+fn chat_derender_applies_stop_strings_and_stop_ids() {
+    let base = golden_server();
+    let m = llm_render::model::Model::load_dir(
+        "qwen3",
+        &fixtures().join("models/qwen3"),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let ids = m
+        .encode("First line.\nSTOP here\nmore<|im_end|>ignored", false)
+        .unwrap();
+    let url = format!("{base}/v1/chat/completions/derender");
+    let derender = |chat: Value| {
+        let req = json!({"model": "qwen3", "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "length"}]},
+            "chat_request": chat});
+        post_json(&url, &req)
+    };
+    let (_, body) = derender(json!({"stop": ["STOP"], "chat_template_kwargs": {}}));
+    assert_eq!(body["choices"][0]["message"]["content"], "First line.\n");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    let (_, body) = derender(json!({"stop": "STOP", "include_stop_str_in_output": true}));
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "First line.\nSTOP"
+    );
+    // <|im_end|> is Qwen3's EOS: the text ends there unless ignore_eos.
+    let (_, body) = derender(json!({}));
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "First line.\nSTOP here\nmore"
+    );
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    let (_, body) = derender(json!({"ignore_eos": true}));
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "First line.\nSTOP here\nmoreignored"
+    );
+    assert_eq!(body["choices"][0]["finish_reason"], "length");
+}

@@ -6,9 +6,12 @@
 //! "chat_request": <the original chat request>}`. Each choice is detokenized with the
 //! incremental detokenizer (fed everything, then finished: the streaming code path) and split
 //! by the reasoning parser chosen by `--reasoning-parser` (`auto` picks by model name).
+//! The chat request's stops apply as vLLM applies them: the text ends at the first stop
+//! token ID (`stop_token_ids`, plus the model's EOS ids unless `ignore_eos`) or stop string
+//! (`stop`, kept with `include_stop_str_in_output`), and `finish_reason` becomes `stop`.
 //! Tool-call parsing and streaming are not implemented yet; a `stream: true` request is a 400.
 
-use super::IncrementalDetokenizer;
+use super::{IncrementalDetokenizer, StopStrings};
 use crate::error::RenderError;
 use crate::model::Model;
 use llm_render_parsers::{reasoning_parser, ReasoningOptions, Split};
@@ -80,6 +83,34 @@ pub fn derender_chat(
             .and_then(|k| k.get("enable_thinking"))
             .and_then(Value::as_bool),
     };
+    let stop_strings: Vec<String> = match chat.get("stop") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(v)) => v
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let include_stop = chat
+        .get("include_stop_str_in_output")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let mut stop_ids: Vec<u32> = chat
+        .get("stop_token_ids")
+        .and_then(Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(|x| x.as_u64().map(|x| x as u32))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !chat
+        .get("ignore_eos")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+    {
+        stop_ids.extend(&model.eos_token_ids);
+    }
     let mut choices = Vec::with_capacity(req.generate_response.choices.len());
     let mut completion_tokens = 0;
     for (ci, choice) in req.generate_response.choices.iter().enumerate() {
@@ -96,18 +127,33 @@ pub fn derender_chat(
         }
         completion_tokens += choice.token_ids.len();
         let mut detok = IncrementalDetokenizer::new(&model.tokenizer, skip_special);
+        let mut stops = StopStrings::new(stop_strings.clone(), include_stop);
         let mut split = Split::default();
         let mut parser = parser_for(reasoning, &model.name, &opts);
         let mut feed = |text: &str, split: &mut Split| match parser.as_mut() {
             Some(p) => p.push(text, split),
             None => split.content.push_str(text),
         };
+        let mut stopped_by_id = false;
         for id in &choice.token_ids {
+            if stop_ids.contains(id) {
+                stopped_by_id = true;
+                break;
+            }
             let text = detok.push(*id).map_err(RenderError::Tokenizer)?;
-            feed(&text, &mut split);
+            feed(&stops.push(&text), &mut split);
+            if stops.stopped() {
+                break;
+            }
         }
-        let rest = detok.finish().map_err(RenderError::Tokenizer)?;
-        feed(&rest, &mut split);
+        if !stops.stopped() {
+            let rest = detok.finish().map_err(RenderError::Tokenizer)?;
+            let tail = stops.push(&rest);
+            feed(&tail, &mut split);
+            if !stops.stopped() {
+                feed(&stops.finish(), &mut split);
+            }
+        }
         if let Some(p) = parser.as_mut() {
             p.finish(&mut split);
         }
@@ -126,7 +172,11 @@ pub fn derender_chat(
                 "tool_calls": [],
             },
             "logprobs": null,
-            "finish_reason": choice.finish_reason.clone().unwrap_or_else(|| "stop".into()),
+            "finish_reason": if stopped_by_id || stops.stopped() {
+                "stop".to_string()
+            } else {
+                choice.finish_reason.clone().unwrap_or_else(|| "stop".into())
+            },
         }));
     }
     let prompt_tokens = req.prompt_token_ids.as_ref().map_or(0, Vec::len);

@@ -4,6 +4,8 @@
 
 mod chat;
 mod detok;
+mod stop;
 
 pub use chat::{derender_chat, parser_for, DerenderRequest, GenerateResponse, GeneratedChoice};
 pub use detok::{DetokState, IncrementalDetokenizer};
+pub use stop::StopStrings;
