@@ -39,17 +39,30 @@ pub struct Decoded {
 fn pil_mode_is_rgb(bytes: &[u8], format: ImageFormat, img: &DynamicImage) -> bool {
     match format {
         // IHDR colour type 2 (truecolour) without a tRNS chunk.
-        ImageFormat::Png => {
-            let color_type = bytes.get(25).copied();
-            let has_trns = bytes.windows(4).any(|w| w == b"tRNS");
-            color_type == Some(2) && !has_trns
-        }
+        ImageFormat::Png => bytes.get(25) == Some(&2) && !png_has_trns(bytes),
         ImageFormat::Gif => false,
         _ => matches!(
             img,
             DynamicImage::ImageRgb8(_) | DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgb32F(_)
         ),
     }
+}
+
+/// Whether a PNG has a `tRNS` chunk. The chunks are walked (length, type, data, CRC) up to
+/// the first `IDAT`, where `tRNS` must come; scanning the bytes for "tRNS" could match
+/// inside compressed image data.
+fn png_has_trns(bytes: &[u8]) -> bool {
+    let mut pos = 8; // after the signature
+    while let (Some(len), Some(ty)) = (bytes.get(pos..pos + 4), bytes.get(pos + 4..pos + 8)) {
+        match ty {
+            b"tRNS" => return true,
+            b"IDAT" | b"IEND" => return false,
+            _ => {}
+        }
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        pos = pos.saturating_add(12).saturating_add(len);
+    }
+    false
 }
 
 /// PIL's `paste(im, mask=alpha)` onto white, per channel:
@@ -142,4 +155,41 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
         img.to_rgb8()
     };
     Ok(Decoded { rgb, converted })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::png_has_trns;
+
+    fn chunk(ty: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let mut c = (data.len() as u32).to_be_bytes().to_vec();
+        c.extend_from_slice(ty);
+        c.extend_from_slice(data);
+        c.extend_from_slice(&[0; 4]); // CRC, not checked here
+        c
+    }
+
+    #[test]
+    fn trns_is_a_chunk_not_a_byte_pattern() {
+        let sig = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
+        let ihdr = chunk(b"IHDR", &[0; 13]);
+        let without: Vec<u8> = [
+            &sig[..],
+            &ihdr,
+            &chunk(b"IDAT", b"..tRNS.."),
+            &chunk(b"IEND", b""),
+        ]
+        .concat();
+        assert!(!png_has_trns(&without));
+        let with: Vec<u8> = [
+            &sig[..],
+            &ihdr,
+            &chunk(b"tRNS", &[0, 0]),
+            &chunk(b"IDAT", b"x"),
+            &chunk(b"IEND", b""),
+        ]
+        .concat();
+        assert!(png_has_trns(&with));
+        assert!(!png_has_trns(&sig));
+    }
 }
