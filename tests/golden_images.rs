@@ -5,23 +5,10 @@
 
 mod common;
 
-use common::fixtures;
+use common::{fixtures, image_goldens as dir, image_jsonl as jsonl};
 use llm_render::media::{self, DecodeLimits, HashAlgo, QwenVlProcessor};
-use serde_json::Value;
 use sha2::Digest;
 use std::io::Read;
-
-fn dir() -> std::path::PathBuf {
-    fixtures().join("goldens/images")
-}
-
-fn jsonl(name: &str) -> Vec<Value> {
-    std::fs::read_to_string(dir().join(name))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// A golden image decoded as vLLM decodes it.
 fn decoded(file: &str) -> image::RgbImage {

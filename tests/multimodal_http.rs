@@ -4,21 +4,9 @@
 
 mod common;
 
-use common::fixtures;
+use common::{fixtures, image_goldens as dir, image_jsonl as jsonl};
 use llm_render::media;
 use serde_json::Value;
-
-fn dir() -> std::path::PathBuf {
-    fixtures().join("goldens/images")
-}
-
-fn jsonl(name: &str) -> Vec<Value> {
-    std::fs::read_to_string(dir().join(name))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 const VL_NAME: &str = "Qwen/Qwen2.5-VL-7B-Instruct";
 

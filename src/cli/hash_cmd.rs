@@ -49,14 +49,11 @@ fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RenderError>
         let chat: ChatRequest = parse_json(input)?;
         let model = models.get(chat.model.as_deref())?;
         let rendered = render_chat_prompt(&model, &chat, &args.model.render_options())?;
-        let mut req = match chat.return_block_hashes {
+        let opts = match chat.return_block_hashes {
             Some(r) => r,
             None => default_options()?,
         };
-        req.token_ids = rendered.token_ids;
-        req.cache_salt = req.cache_salt.or(chat.cache_salt);
-        req.model_name = req.model_name.or(Some(model.name.clone()));
-        req
+        opts.for_rendered(rendered.token_ids, chat.cache_salt.as_deref(), &model.name)
     } else {
         parse_json(input)?
     };

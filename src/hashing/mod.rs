@@ -99,6 +99,23 @@ pub struct HashRequest {
     pub parent_key: Option<u64>,
 }
 
+impl HashRequest {
+    /// These options applied to a rendered prompt: its token IDs, the request's
+    /// `cache_salt` unless the options set one, and the served model name as llm-d's chain
+    /// root unless the options name one.
+    pub fn for_rendered(
+        mut self,
+        token_ids: Vec<u32>,
+        cache_salt: Option<&str>,
+        model_name: &str,
+    ) -> HashRequest {
+        self.token_ids = token_ids;
+        self.cache_salt = self.cache_salt.or_else(|| cache_salt.map(str::to_string));
+        self.model_name = self.model_name.or_else(|| Some(model_name.to_string()));
+        self
+    }
+}
+
 /// The response of `POST /v1/block_hashes` (and the `block_hashes` of a render response).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct HashResponse {

@@ -75,7 +75,7 @@ pub struct ImageRef {
 }
 
 /// The URL of an `image_url` part: `{"image_url": {"url": ...}}` or `{"image_url": "..."}`.
-fn image_url(part: &Value) -> Option<&str> {
+pub(crate) fn image_url(part: &Value) -> Option<&str> {
     match part.get("image_url") {
         Some(Value::String(u)) => Some(u),
         Some(Value::Object(o)) => o.get("url").and_then(Value::as_str),

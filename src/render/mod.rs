@@ -119,10 +119,9 @@ pub fn block_hashes_for(
     let Some(opts) = opts else {
         return Ok(None);
     };
-    let mut req = opts.clone();
-    req.token_ids = token_ids.to_vec();
-    req.cache_salt = req.cache_salt.or_else(|| cache_salt.map(str::to_string));
-    req.model_name = req.model_name.or_else(|| Some(model_name.to_string()));
+    let req = opts
+        .clone()
+        .for_rendered(token_ids.to_vec(), cache_salt, model_name);
     Ok(Some(crate::hashing::compute(&req)?.block_hashes))
 }
 

@@ -43,12 +43,7 @@ pub async fn fetch_request_media(
             continue;
         };
         for part in parts {
-            let url = match part.get("image_url") {
-                Some(Value::String(u)) => Some(u.as_str()),
-                Some(Value::Object(o)) => o.get("url").and_then(Value::as_str),
-                _ => None,
-            };
-            if let Some(u) = url.filter(|u| is_http(u)) {
+            if let Some(u) = super::messages::image_url(part).filter(|u| is_http(u)) {
                 if !urls.iter().any(|x| x == u) && urls.len() < opts.max_images_per_request {
                     urls.push(u.to_string());
                 }

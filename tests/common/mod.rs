@@ -119,3 +119,17 @@ pub fn start_server_and_post_qwen3_image(url: &str) -> (u16, serde_json::Value) 
         .unwrap();
     (resp.status().as_u16(), resp.json().unwrap())
 }
+
+/// The vendored image goldens folder.
+pub fn image_goldens() -> PathBuf {
+    fixtures().join("goldens/images")
+}
+
+/// A JSON-lines file under the image goldens folder (`../render_mm/...` reaches its sibling).
+pub fn image_jsonl(name: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(image_goldens().join(name))
+        .expect("image golden file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("golden line"))
+        .collect()
+}
