@@ -10,7 +10,7 @@ mod reasoning;
 mod registry;
 
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
-pub use registry::{reasoning_parser, reasoning_parser_names, ReasoningOptions};
+pub use registry::{reasoning_parser, reasoning_parser_names};
 
 /// Parsed output, as deltas appended by the parsers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

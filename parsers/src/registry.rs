@@ -2,13 +2,6 @@
 
 use crate::{ReasoningParser, TagReasoningParser, TagSpec};
 
-/// Per-request inputs a parser may depend on.
-#[derive(Debug, Clone, Default)]
-pub struct ReasoningOptions {
-    /// `chat_template_kwargs.enable_thinking`; `None` when the request did not say.
-    pub enable_thinking: Option<bool>,
-}
-
 /// The names `reasoning_parser` accepts.
 pub fn reasoning_parser_names() -> &'static [&'static str] {
     &["deepseek_r1", "qwen3", "mistral"]
@@ -24,7 +17,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> Box<dyn ReasoningP
 
 /// A parser by name (`deepseek_r1`, `qwen3`, `mistral`, or `tags:<start>,<end>`), or by a
 /// model name containing one of the families; `None` for unknown names.
-pub fn reasoning_parser(name: &str, opts: &ReasoningOptions) -> Option<Box<dyn ReasoningParser>> {
+pub fn reasoning_parser(name: &str) -> Option<Box<dyn ReasoningParser>> {
     let lower = name.to_ascii_lowercase();
     if let Some(pair) = name.strip_prefix("tags:") {
         let (start, end) = pair.split_once(',')?;
@@ -38,7 +31,6 @@ pub fn reasoning_parser(name: &str, opts: &ReasoningOptions) -> Option<Box<dyn R
         // Thinking on: Qwen3 opens <think> itself. Thinking off: the template wrote an empty
         // block into the prompt and the output is content; the same machine covers both
         // (output that does not start with <think> is content).
-        let _ = opts.enable_thinking;
         return Some(tags("<think>", "</think>", false));
     }
     if lower == "mistral" || lower.contains("magistral") {

@@ -1,10 +1,9 @@
 //! Streaming in any chunking gives the one-shot result, for every reasoning format.
 
-use llm_render_parsers::{reasoning_parser, ReasoningOptions, Split};
+use llm_render_parsers::{reasoning_parser, Split};
 
 fn run(name: &str, chunks: &[&str]) -> Split {
-    let mut p =
-        reasoning_parser(name, &ReasoningOptions::default()).unwrap_or_else(|| panic!("{name}"));
+    let mut p = reasoning_parser(name).unwrap_or_else(|| panic!("{name}"));
     let mut out = Split::default();
     for c in chunks {
         p.push(c, &mut out);

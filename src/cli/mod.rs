@@ -241,9 +241,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     let rp = args.model.reasoning_parser.as_str();
-    if !matches!(rp, "auto" | "none")
-        && llm_render_parsers::reasoning_parser(rp, &Default::default()).is_none()
-    {
+    if !matches!(rp, "auto" | "none") && llm_render_parsers::reasoning_parser(rp).is_none() {
         anyhow::bail!(
             "--reasoning-parser {rp:?}: expected auto, none or one of {:?}",
             llm_render_parsers::reasoning_parser_names()

@@ -14,7 +14,7 @@
 use super::{IncrementalDetokenizer, StopStrings};
 use crate::error::RenderError;
 use crate::model::Model;
-use llm_render_parsers::{reasoning_parser, ReasoningOptions, Split};
+use llm_render_parsers::{reasoning_parser, Split};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -51,12 +51,11 @@ pub struct DerenderRequest {
 pub fn parser_for(
     setting: &str,
     model: &str,
-    opts: &ReasoningOptions,
 ) -> Option<Box<dyn llm_render_parsers::ReasoningParser>> {
     match setting {
         "none" => None,
-        "auto" => reasoning_parser(model, opts),
-        name => reasoning_parser(name, opts),
+        "auto" => reasoning_parser(model),
+        name => reasoning_parser(name),
     }
 }
 
@@ -72,17 +71,12 @@ pub fn derender_chat(
             "streaming derender is not implemented yet; send stream: false",
         ));
     }
-    let chat = req.chat_request.clone().unwrap_or_default();
+    let empty = Map::new();
+    let chat = req.chat_request.as_ref().unwrap_or(&empty);
     let skip_special = chat
         .get("skip_special_tokens")
         .and_then(Value::as_bool)
         .unwrap_or(true);
-    let opts = ReasoningOptions {
-        enable_thinking: chat
-            .get("chat_template_kwargs")
-            .and_then(|k| k.get("enable_thinking"))
-            .and_then(Value::as_bool),
-    };
     let stop_strings: Vec<String> = match chat.get("stop") {
         Some(Value::String(s)) => vec![s.clone()],
         Some(Value::Array(v)) => v
@@ -129,7 +123,7 @@ pub fn derender_chat(
         let mut detok = IncrementalDetokenizer::new(&model.tokenizer, skip_special);
         let mut stops = StopStrings::new(stop_strings.clone(), include_stop);
         let mut split = Split::default();
-        let mut parser = parser_for(reasoning, &model.name, &opts);
+        let mut parser = parser_for(reasoning, &model.name);
         let mut feed = |text: &str, split: &mut Split| match parser.as_mut() {
             Some(p) => p.push(text, split),
             None => split.content.push_str(text),
