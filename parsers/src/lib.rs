@@ -1,4 +1,4 @@
-//! Output parsers for llm-render: reasoning (and, next, tool-call) state machines.
+//! Output parsers for llm-render: reasoning and tool-call state machines.
 //!
 //! Pure text state machines: no HTTP, no async runtime. Each parser is fed text as it is
 //! generated (`push`) and told when the output ends (`finish`); one-shot parsing is
@@ -8,9 +8,14 @@
 
 mod reasoning;
 mod registry;
+pub mod tool;
 
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
-pub use registry::{reasoning_parser, reasoning_parser_names};
+pub use registry::{
+    reasoning_parser, reasoning_parser_names, tool_parser, tool_parser_for_model,
+    tool_parser_names, AnyToolParser,
+};
+pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 
 /// Parsed output, as deltas appended by the parsers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

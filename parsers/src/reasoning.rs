@@ -11,6 +11,7 @@
 //!   truncated answer); the end tag is dropped and what follows is content.
 
 use crate::{partial_suffix, Split};
+use serde::{Deserialize, Serialize};
 
 /// A reasoning parser: fed generated text, appends deltas to a [`Split`].
 pub trait ReasoningParser: Send {
@@ -19,7 +20,7 @@ pub trait ReasoningParser: Send {
 }
 
 /// The tags of one reasoning format.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSpec {
     pub start: String,
     pub end: String,
@@ -27,7 +28,7 @@ pub struct TagSpec {
     pub starts_in_reasoning: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Mode {
     /// Before any reasoning: leading whitespace may still precede a start tag.
     Start,
@@ -36,7 +37,7 @@ enum Mode {
 }
 
 /// The tag-pair state machine.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TagReasoningParser {
     spec: TagSpec,
     mode: Mode,

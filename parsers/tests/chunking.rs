@@ -1,6 +1,6 @@
 //! Streaming in any chunking gives the one-shot result, for every reasoning format.
 
-use llm_render_parsers::{reasoning_parser, Split};
+use llm_render_parsers::{reasoning_parser, ReasoningParser, Split};
 
 fn run(name: &str, chunks: &[&str]) -> Split {
     let mut p = reasoning_parser(name).unwrap_or_else(|| panic!("{name}"));

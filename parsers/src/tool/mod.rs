@@ -1,0 +1,172 @@
+//! Tool-call parsers: generated text → content plus OpenAI-shaped tool calls.
+//!
+//! Every family is a state machine fed text as it is generated. Calls come out as
+//! [`ToolCallDelta`]s: the first delta of a call carries its `name` (and `id` where the model
+//! writes one, as Kimi K2 does), later deltas carry `arguments` fragments. Concatenated, the
+//! fragments of one call are its final `arguments` JSON string, so every streamed prefix is a
+//! prefix of the final string (OpenAI's streaming semantics).
+//!
+//! Arguments written by the model as JSON (hermes, llama3_json, mistral, deepseek, kimi_k2)
+//! are passed through as written, from the first byte of the value to its last: no
+//! re-serialization, so the bytes can stream as they arrive. Arguments written as XML
+//! parameters (qwen3_coder, glm45) or Python call syntax (pythonic) are converted to a JSON
+//! object.
+//!
+//! Malformed output: text that opens a call but turns out not to be one before the call's
+//! name is known (for example `<tool_call>not json</tool_call>`) stays content, verbatim.
+//! Once a name is known the call has been streamed and stands; its arguments are what the
+//! model wrote, up to the call's end marker.
+
+mod json_scan;
+mod marked;
+mod pyjson;
+mod pythonic;
+mod xml;
+
+pub use marked::{MarkedFamily, MarkedParser};
+pub use pythonic::PythonicParser;
+pub use xml::{XmlFamily, XmlParser};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// One piece of one tool call, in stream order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    /// The call's position among this output's calls (0-based).
+    pub index: usize,
+    /// The call id, when the model wrote one (Kimi K2); otherwise the server assigns one.
+    pub id: Option<String>,
+    /// Set on a call's first delta only.
+    pub name: Option<String>,
+    /// The next fragment of the arguments JSON string (may be empty).
+    pub arguments: String,
+}
+
+/// A finished tool call: the deltas of one index folded together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: Option<String>,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// What a tool parser appends: content deltas and tool-call deltas.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    pub content: String,
+    pub calls: Vec<ToolCallDelta>,
+}
+
+impl Parsed {
+    pub fn is_empty(&self) -> bool {
+        self.content.is_empty() && self.calls.is_empty()
+    }
+
+    /// Folds the deltas into whole calls, by index.
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        let mut out: Vec<ToolCall> = Vec::new();
+        for d in &self.calls {
+            if out.len() <= d.index {
+                out.resize(d.index + 1, ToolCall::default());
+            }
+            let call = &mut out[d.index];
+            if let Some(name) = &d.name {
+                call.name.clone_from(name);
+            }
+            if d.id.is_some() {
+                call.id.clone_from(&d.id);
+            }
+            call.arguments.push_str(&d.arguments);
+        }
+        out
+    }
+
+    /// Appends an arguments fragment to call `index`, merging with the previous delta of the
+    /// same call so a chunk carries one delta per call.
+    pub(crate) fn args(&mut self, index: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        match self.calls.last_mut() {
+            Some(last) if last.index == index => last.arguments.push_str(text),
+            _ => self.calls.push(ToolCallDelta {
+                index,
+                arguments: text.to_string(),
+                ..Default::default()
+            }),
+        }
+    }
+
+    pub(crate) fn start_call(&mut self, index: usize, name: String, id: Option<String>) {
+        self.calls.push(ToolCallDelta {
+            index,
+            id,
+            name: Some(name),
+            arguments: String::new(),
+        });
+    }
+}
+
+/// A tool-call parser: fed generated text, appends deltas to a [`Parsed`].
+pub trait ToolParser {
+    fn push(&mut self, text: &str, out: &mut Parsed);
+    fn finish(&mut self, out: &mut Parsed);
+}
+
+/// The request's tools, as the parsers need them: each function's parameter types
+/// (`parameters.properties.<name>.type`), used by the XML formats to type values.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSchemas {
+    types: HashMap<String, HashMap<String, String>>,
+}
+
+impl ToolSchemas {
+    /// From an OpenAI `tools` array (`[{"type": "function", "function": {"name", "parameters"}}]`);
+    /// entries it cannot read are ignored.
+    pub fn from_tools(tools: &[Value]) -> Self {
+        let mut types = HashMap::new();
+        for tool in tools {
+            let Some(f) = tool.get("function").and_then(Value::as_object) else {
+                continue;
+            };
+            let Some(name) = f.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let props = f
+                .get("parameters")
+                .and_then(|p| p.get("properties"))
+                .and_then(Value::as_object);
+            let mut params = HashMap::new();
+            for (k, v) in props.into_iter().flatten() {
+                let ty = match v.get("type") {
+                    Some(Value::String(t)) => t.to_ascii_lowercase(),
+                    // ["integer", "null"]: the first non-null type.
+                    Some(Value::Array(ts)) => ts
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .find(|t| *t != "null")
+                        .unwrap_or("string")
+                        .to_ascii_lowercase(),
+                    _ if v.get("properties").is_some() => "object".into(),
+                    _ => "string".into(),
+                };
+                params.insert(k.clone(), ty);
+            }
+            types.insert(name.to_string(), params);
+        }
+        ToolSchemas { types }
+    }
+
+    /// The declared type of a parameter, lower-cased; `None` when the tool or the parameter
+    /// is not declared.
+    pub fn param_type(&self, tool: &str, param: &str) -> Option<&str> {
+        self.types.get(tool)?.get(param).map(String::as_str)
+    }
+}
+
+/// JSON-encodes a string (as `json.dumps(s, ensure_ascii=False)` does).
+pub(crate) fn json_string(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}

@@ -1,0 +1,391 @@
+//! Tool calls as a Python list of calls, the format of Llama 3.2/4 and other "pythonic"
+//! models (vLLM's `pythonic` parser): `[get_weather(city="Paris", days=3), get_time()]`,
+//! optionally between `<|python_start|>` and `<|python_end|>`.
+//!
+//! The output is a call list only if it starts (after whitespace) with `[` and a name
+//! followed by `(`; otherwise it is content. Keyword arguments are Python literals
+//! (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts), converted to a JSON
+//! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
+//! parenthesis arrives. Text after the list is content.
+
+use super::pyjson::dumps;
+use super::{Parsed, ToolParser};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+const START: &str = "<|python_start|>";
+const END: &str = "<|python_end|>";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Mode {
+    /// Nothing but whitespace yet.
+    Start,
+    /// Inside the list, between calls.
+    List,
+    /// Reading a call's name.
+    Name,
+    /// Inside a call's parentheses.
+    Args,
+    /// After the list's `]`: an optional `<|python_end|>`, then content.
+    AfterList,
+    Content,
+}
+
+/// The pythonic state machine; serializable between stream chunks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PythonicParser {
+    mode: Mode,
+    buf: String,
+    /// Text before the first call is named (content again if it is not a call list).
+    pending: String,
+    /// The name or argument text being read.
+    token: String,
+    calls: usize,
+    /// Bracket depth and string state inside the arguments.
+    depth: u32,
+    quote: Option<char>,
+    escaped: bool,
+}
+
+impl Default for PythonicParser {
+    fn default() -> Self {
+        PythonicParser {
+            mode: Mode::Start,
+            buf: String::new(),
+            pending: String::new(),
+            token: String::new(),
+            calls: 0,
+            depth: 0,
+            quote: None,
+            escaped: false,
+        }
+    }
+}
+
+impl PythonicParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn malformed(&mut self, out: &mut Parsed) {
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        self.mode = Mode::Content;
+    }
+
+    fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
+        let mut i = 0;
+        while i < text.len() {
+            let rest = &text[i..];
+            let Some(c) = rest.chars().next() else { break };
+            match self.mode {
+                Mode::Start => {
+                    if c.is_whitespace() {
+                        self.pending.push(c);
+                        i += c.len_utf8();
+                    } else if rest.starts_with(START) {
+                        self.pending.push_str(START);
+                        i += START.len();
+                    } else if !at_end && START.starts_with(rest) {
+                        return i;
+                    } else if c == '[' {
+                        self.pending.push(c);
+                        i += 1;
+                        self.mode = Mode::List;
+                    } else {
+                        self.malformed(out);
+                    }
+                }
+                Mode::List => {
+                    if c.is_whitespace() || c == ',' {
+                        if !self.pending.is_empty() {
+                            self.pending.push(c);
+                        }
+                        i += 1;
+                    } else if c == ']' && self.calls > 0 {
+                        i += 1;
+                        self.mode = Mode::AfterList;
+                    } else if c.is_alphabetic() || c == '_' {
+                        self.token.clear();
+                        self.mode = Mode::Name;
+                    } else if self.calls == 0 {
+                        self.malformed(out);
+                    } else {
+                        self.mode = Mode::Content;
+                    }
+                }
+                Mode::Name => {
+                    if c.is_alphanumeric() || c == '_' || c == '.' {
+                        self.token.push(c);
+                        if self.calls == 0 {
+                            self.pending.push(c);
+                        }
+                        i += c.len_utf8();
+                        if self.token.len() > 256 {
+                            self.malformed(out);
+                        }
+                    } else if c == '(' {
+                        i += 1;
+                        self.calls += 1;
+                        self.pending.clear();
+                        let name = std::mem::take(&mut self.token);
+                        out.start_call(self.calls - 1, name, None);
+                        self.depth = 0;
+                        self.quote = None;
+                        self.escaped = false;
+                        self.mode = Mode::Args;
+                    } else if self.calls == 0 {
+                        self.malformed(out);
+                    } else {
+                        // Not a call: the rest is content.
+                        out.content.push_str(&self.token);
+                        self.token.clear();
+                        self.mode = Mode::Content;
+                    }
+                }
+                Mode::Args => {
+                    i += c.len_utf8();
+                    if let Some(q) = self.quote {
+                        if self.escaped {
+                            self.escaped = false;
+                        } else if c == '\\' {
+                            self.escaped = true;
+                        } else if c == q {
+                            self.quote = None;
+                        }
+                    } else {
+                        match c {
+                            '"' | '\'' => self.quote = Some(c),
+                            '(' | '[' | '{' => self.depth += 1,
+                            ')' if self.depth == 0 => {
+                                let args = std::mem::take(&mut self.token);
+                                let json = parse_kwargs(&args)
+                                    .map_or_else(|| "{}".to_string(), |m| dumps(&Value::Object(m)));
+                                out.args(self.calls - 1, &json);
+                                self.mode = Mode::List;
+                                continue;
+                            }
+                            ')' | ']' | '}' => self.depth = self.depth.saturating_sub(1),
+                            _ => {}
+                        }
+                    }
+                    self.token.push(c);
+                }
+                Mode::AfterList => {
+                    let trimmed = rest.trim_start();
+                    if trimmed.starts_with(END) {
+                        i += rest.len() - trimmed.len() + END.len();
+                        self.mode = Mode::Content;
+                    } else if !at_end && (trimmed.is_empty() || END.starts_with(trimmed)) {
+                        return i;
+                    } else {
+                        self.mode = Mode::Content;
+                    }
+                }
+                Mode::Content => {
+                    out.content.push_str(rest);
+                    return text.len();
+                }
+            }
+        }
+        i
+    }
+
+    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
+        let text = std::mem::take(&mut self.buf);
+        let used = self.run(&text, at_end, out);
+        self.buf = text[used.min(text.len())..].to_string();
+    }
+}
+
+impl ToolParser for PythonicParser {
+    fn push(&mut self, text: &str, out: &mut Parsed) {
+        self.buf.push_str(text);
+        self.drive(false, out);
+    }
+
+    fn finish(&mut self, out: &mut Parsed) {
+        self.drive(true, out);
+        if self.mode == Mode::Args {
+            // Cut off inside a call: send what parses of it.
+            let args = std::mem::take(&mut self.token);
+            let json =
+                parse_kwargs(&args).map_or_else(|| "{}".into(), |m| dumps(&Value::Object(m)));
+            out.args(self.calls - 1, &json);
+        }
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        self.buf.clear();
+        self.mode = Mode::Content;
+    }
+}
+
+/// `a=1, b="x"` → `{"a": 1, "b": "x"}`; `None` if it is not keyword arguments of literals.
+fn parse_kwargs(text: &str) -> Option<Map<String, Value>> {
+    let mut p = Lit {
+        s: text.as_bytes(),
+        i: 0,
+        src: text,
+    };
+    let mut map = Map::new();
+    loop {
+        p.ws();
+        if p.i >= p.s.len() {
+            return Some(map);
+        }
+        let start = p.i;
+        while p.i < p.s.len() && (p.s[p.i].is_ascii_alphanumeric() || p.s[p.i] == b'_') {
+            p.i += 1;
+        }
+        let key = text.get(start..p.i)?.to_string();
+        p.ws();
+        if key.is_empty() || !p.eat(b'=') {
+            return None;
+        }
+        let v = p.value()?;
+        map.insert(key, v);
+        p.ws();
+        if p.i < p.s.len() && !p.eat(b',') {
+            return None;
+        }
+    }
+}
+
+/// A small Python literal reader (the subset tool calls use).
+struct Lit<'a> {
+    s: &'a [u8],
+    i: usize,
+    src: &'a str,
+}
+
+impl Lit<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        self.ws();
+        match *self.s.get(self.i)? {
+            b'"' | b'\'' => self.string().map(Value::String),
+            b'[' | b'(' => {
+                let close = if self.s[self.i] == b'[' { b']' } else { b')' };
+                self.i += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.ws();
+                    if self.eat(close) {
+                        return Some(Value::Array(items));
+                    }
+                    items.push(self.value()?);
+                    self.ws();
+                    if !self.eat(b',') {
+                        self.ws();
+                        return self.eat(close).then_some(Value::Array(items));
+                    }
+                }
+            }
+            b'{' => {
+                self.i += 1;
+                let mut map = Map::new();
+                loop {
+                    self.ws();
+                    if self.eat(b'}') {
+                        return Some(Value::Object(map));
+                    }
+                    let k = match self.value()? {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    self.ws();
+                    if !self.eat(b':') {
+                        return None;
+                    }
+                    let v = self.value()?;
+                    map.insert(k, v);
+                    self.ws();
+                    if !self.eat(b',') {
+                        self.ws();
+                        return self.eat(b'}').then_some(Value::Object(map));
+                    }
+                }
+            }
+            _ => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && (self.s[self.i].is_ascii_alphanumeric()
+                        || matches!(self.s[self.i], b'.' | b'-' | b'+' | b'_'))
+                {
+                    self.i += 1;
+                }
+                let word = self.src.get(start..self.i)?;
+                match word {
+                    "True" => Some(Value::Bool(true)),
+                    "False" => Some(Value::Bool(false)),
+                    "None" => Some(Value::Null),
+                    _ => {
+                        let w = word.replace('_', "");
+                        if let Ok(n) = w.parse::<i64>() {
+                            Some(Value::from(n))
+                        } else {
+                            let f = w.parse::<f64>().ok()?;
+                            serde_json::Number::from_f64(f).map(Value::Number)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let q = self.s[self.i];
+        self.i += 1;
+        let mut out = String::new();
+        let mut run_start = self.i;
+        while self.i < self.s.len() {
+            let b = self.s[self.i];
+            if b == q {
+                out.push_str(self.src.get(run_start..self.i)?);
+                self.i += 1;
+                return Some(out);
+            }
+            if b == b'\\' {
+                out.push_str(self.src.get(run_start..self.i)?);
+                let e = *self.s.get(self.i + 1)?;
+                self.i += 2;
+                match e {
+                    b'n' => out.push('\n'),
+                    b't' => out.push('\t'),
+                    b'r' => out.push('\r'),
+                    b'0' => out.push('\0'),
+                    b'u' => {
+                        let hex = self.src.get(self.i..self.i + 4)?;
+                        out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+                        self.i += 4;
+                    }
+                    b'\\' | b'\'' | b'"' => out.push(e as char),
+                    b'\n' => {}
+                    // Unknown escapes stay as written, as in Python.
+                    _ => {
+                        out.push('\\');
+                        self.i -= 1;
+                    }
+                }
+                run_start = self.i;
+                continue;
+            }
+            self.i += 1;
+        }
+        None
+    }
+}

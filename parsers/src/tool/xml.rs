@@ -1,0 +1,502 @@
+//! Tool calls written as XML-like parameters, converted to a JSON arguments object.
+//!
+//! | family | wire format |
+//! |---|---|
+//! | `qwen3_coder` | `<tool_call>\n<function=f>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>` |
+//! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
+//!
+//! Values are typed by the request's tool schema as vLLM's `qwen3_coder` and `glm45`
+//! parsers type them: `null` is null; string-typed (and, for qwen3_coder, undeclared)
+//! parameters stay strings; integers, numbers and booleans are converted; anything else is
+//! parsed as JSON, falling back to the string. qwen3_coder drops one newline after the
+//! opening tag and one before the closing tag. The arguments are serialized as Python's
+//! `json.dumps` writes them (`{"city": "Paris", "days": 3}`), so the streamed string equals
+//! vLLM's. String values of qwen3_coder stream character by character; other values are
+//! emitted when their closing tag arrives.
+
+use super::pyjson::{dumps, typed};
+use super::{json_string, Parsed, ToolParser, ToolSchemas};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XmlFamily {
+    Qwen3Coder,
+    Glm45,
+}
+
+struct Spec {
+    call_start: &'static str,
+    call_end: &'static str,
+    /// Before the name (qwen3_coder's `<function=`); none: the name follows `call_start`.
+    func_open: Option<&'static str>,
+    /// What ends the name.
+    name_ends: &'static [&'static str],
+    func_close: Option<&'static str>,
+    key_open: &'static str,
+    key_close: &'static str,
+    value_open: Option<&'static str>,
+    value_close: &'static str,
+    /// Undeclared parameters are strings (qwen3_coder) or parsed as JSON (glm45).
+    undeclared_is_string: bool,
+    trim_newline: bool,
+}
+
+impl XmlFamily {
+    fn spec(self) -> Spec {
+        match self {
+            XmlFamily::Qwen3Coder => Spec {
+                call_start: "<tool_call>",
+                call_end: "</tool_call>",
+                func_open: Some("<function="),
+                name_ends: &[">"],
+                func_close: Some("</function>"),
+                key_open: "<parameter=",
+                key_close: ">",
+                value_open: None,
+                value_close: "</parameter>",
+                undeclared_is_string: true,
+                trim_newline: true,
+            },
+            XmlFamily::Glm45 => Spec {
+                call_start: "<tool_call>",
+                call_end: "</tool_call>",
+                func_open: None,
+                name_ends: &["\n", "<arg_key>", "</tool_call>"],
+                func_close: None,
+                key_open: "<arg_key>",
+                key_close: "</arg_key>",
+                value_open: Some("<arg_value>"),
+                value_close: "</arg_value>",
+                undeclared_is_string: false,
+                trim_newline: false,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Mode {
+    Content,
+    /// After `<tool_call>`: whitespace, then `<function=` (qwen3_coder).
+    Open,
+    Name,
+    /// Between parameters.
+    Params,
+    Key,
+    /// Between a key and its `<arg_value>` (glm45).
+    BeforeValue,
+    Value,
+    /// After `</function>`, up to `</tool_call>`.
+    AfterFunc,
+    /// After a call: whitespace is dropped before another call or at the end, and is
+    /// content before other text.
+    Between,
+}
+
+/// The state machine for [`XmlFamily`] formats; serializable between stream chunks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct XmlParser {
+    family: XmlFamily,
+    mode: Mode,
+    buf: String,
+    /// The call's text before its name is known (content again if it is not a call).
+    pending: String,
+    /// The name, key or value being read.
+    token: String,
+    name: String,
+    key: String,
+    calls: usize,
+    params: usize,
+    /// A streamed string value: whether the leading newline was dealt with, and whether its
+    /// opening quote was sent.
+    lead_done: bool,
+    opened: bool,
+    #[serde(skip)]
+    schemas: std::sync::Arc<ToolSchemas>,
+}
+
+const MAX_NAME: usize = 256;
+
+/// The first of `markers` in `text`, as (offset, marker).
+fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
+    markers
+        .iter()
+        .filter_map(|m| text.find(m).map(|at| (at, *m)))
+        .min_by_key(|(at, m)| (*at, usize::MAX - m.len()))
+}
+
+/// How many trailing bytes of `text` may start one of `markers`.
+fn held(text: &str, markers: &[&str]) -> usize {
+    markers
+        .iter()
+        .map(|m| crate::partial_suffix(text, m))
+        .max()
+        .unwrap_or(0)
+}
+
+impl XmlParser {
+    pub fn new(family: XmlFamily, schemas: std::sync::Arc<ToolSchemas>) -> Self {
+        XmlParser {
+            family,
+            mode: Mode::Content,
+            buf: String::new(),
+            pending: String::new(),
+            token: String::new(),
+            name: String::new(),
+            key: String::new(),
+            calls: 0,
+            params: 0,
+            lead_done: false,
+            opened: false,
+            schemas,
+        }
+    }
+
+    /// Gives a parser restored from a stream state its request's tool schemas.
+    pub fn set_schemas(&mut self, schemas: std::sync::Arc<ToolSchemas>) {
+        self.schemas = schemas;
+    }
+
+    fn index(&self) -> usize {
+        self.calls.saturating_sub(1)
+    }
+
+    fn malformed(&mut self, out: &mut Parsed) {
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        self.mode = Mode::Content;
+    }
+
+    fn param_type(&self) -> Option<String> {
+        let spec = self.family.spec();
+        match self.schemas.param_type(&self.name, &self.key) {
+            Some(t) => Some(t.to_string()),
+            None if spec.undeclared_is_string => Some("string".into()),
+            None => None,
+        }
+    }
+
+    fn streams_string(&self) -> bool {
+        self.family == XmlFamily::Qwen3Coder
+            && matches!(
+                self.param_type().as_deref(),
+                Some("string" | "str" | "text" | "varchar" | "char" | "enum")
+            )
+    }
+
+    fn close_args(&mut self, out: &mut Parsed) {
+        out.args(self.index(), if self.params == 0 { "{}" } else { "}" });
+    }
+
+    /// Streams what can be sent of a string value held in `token`; `last`: its closing tag
+    /// has arrived.
+    fn stream_string(&mut self, last: bool, out: &mut Parsed) {
+        let spec = self.family.spec();
+        if !self.lead_done {
+            if self.token.is_empty() && !last {
+                return;
+            }
+            if spec.trim_newline && self.token.starts_with('\n') {
+                self.token.remove(0);
+            }
+            self.lead_done = true;
+        }
+        if last && spec.trim_newline && self.token.ends_with('\n') {
+            self.token.pop();
+        }
+        if !self.opened {
+            // `null` (any case) is JSON null: undecided while the text could still be it.
+            let core = match self.token.strip_suffix('\n') {
+                Some(core) if spec.trim_newline => core,
+                _ => self.token.as_str(),
+            };
+            let maybe_null =
+                core.len() <= 4 && "null".starts_with(&core.to_ascii_lowercase() as &str);
+            if maybe_null && !last {
+                return;
+            }
+            if last && self.token.eq_ignore_ascii_case("null") {
+                out.args(self.index(), "null");
+                self.token.clear();
+                return;
+            }
+            out.args(self.index(), "\"");
+            self.opened = true;
+        }
+        // A trailing newline may be the one dropped before the closing tag.
+        let keep = usize::from(!last && spec.trim_newline && self.token.ends_with('\n'));
+        let send = self.token.len() - keep;
+        let escaped = json_string(&self.token[..send]);
+        out.args(self.index(), &escaped[1..escaped.len() - 1]);
+        self.token.drain(..send);
+        if last {
+            out.args(self.index(), "\"");
+        }
+    }
+
+    /// The value's closing tag arrived (or the output ended): send the rest of it.
+    fn end_value(&mut self, out: &mut Parsed) {
+        if self.streams_string() {
+            self.stream_string(true, out);
+            return;
+        }
+        let mut value = std::mem::take(&mut self.token);
+        if self.family.spec().trim_newline {
+            if value.starts_with('\n') {
+                value.remove(0);
+            }
+            if value.ends_with('\n') {
+                value.pop();
+            }
+        }
+        let ty = self.param_type();
+        out.args(self.index(), &dumps(&typed(&value, ty.as_deref())));
+    }
+
+    fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
+        let spec = self.family.spec();
+        let mut i = 0;
+        while i < text.len() {
+            let rest = &text[i..];
+            match self.mode {
+                Mode::Content => match rest.find(spec.call_start) {
+                    Some(at) => {
+                        out.content.push_str(&rest[..at]);
+                        self.pending.push_str(spec.call_start);
+                        i += at + spec.call_start.len();
+                        self.token.clear();
+                        self.mode = if spec.func_open.is_some() {
+                            Mode::Open
+                        } else {
+                            Mode::Name
+                        };
+                    }
+                    None => {
+                        let keep = if at_end {
+                            0
+                        } else {
+                            crate::partial_suffix(rest, spec.call_start)
+                        };
+                        out.content.push_str(&rest[..rest.len() - keep]);
+                        return i + rest.len() - keep;
+                    }
+                },
+                Mode::Open => {
+                    let trimmed = rest.trim_start();
+                    let ws = rest.len() - trimmed.len();
+                    self.pending.push_str(&rest[..ws]);
+                    i += ws;
+                    let open = spec.func_open.unwrap_or_default();
+                    if trimmed.starts_with(open) {
+                        self.pending.push_str(open);
+                        i += open.len();
+                        self.mode = Mode::Name;
+                    } else if trimmed.is_empty() || (!at_end && open.starts_with(trimmed)) {
+                        if at_end {
+                            self.malformed(out);
+                            continue;
+                        }
+                        return i;
+                    } else {
+                        self.malformed(out);
+                    }
+                }
+                Mode::Name => {
+                    let Some((at, end)) = first_of(rest, spec.name_ends) else {
+                        let keep = held(rest, spec.name_ends);
+                        let take = rest.len() - keep;
+                        self.token.push_str(&rest[..take]);
+                        self.pending.push_str(&rest[..take]);
+                        i += take;
+                        if at_end || self.token.len() > MAX_NAME || self.token.contains('<') {
+                            self.malformed(out);
+                            continue;
+                        }
+                        return i;
+                    };
+                    self.token.push_str(&rest[..at]);
+                    self.pending.push_str(&rest[..at]);
+                    i += at;
+                    let name = self.token.trim().to_string();
+                    if name.is_empty()
+                        || name.len() > MAX_NAME
+                        || name.contains(|c: char| c.is_whitespace() || c == '<')
+                    {
+                        self.malformed(out);
+                        continue;
+                    }
+                    // The end of the name is consumed unless it starts what follows.
+                    if end == ">" || end == "\n" {
+                        i += end.len();
+                    }
+                    self.calls += 1;
+                    self.params = 0;
+                    self.pending.clear();
+                    self.token.clear();
+                    out.start_call(self.index(), name.clone(), None);
+                    self.name = name;
+                    self.mode = Mode::Params;
+                }
+                Mode::Params => {
+                    let mut markers = vec![spec.key_open, spec.call_end];
+                    markers.extend(spec.func_close);
+                    match first_of(rest, &markers) {
+                        Some((at, m)) => {
+                            i += at + m.len();
+                            if m == spec.key_open {
+                                self.token.clear();
+                                self.mode = Mode::Key;
+                            } else {
+                                self.close_args(out);
+                                self.mode = if m == spec.call_end {
+                                    Mode::Between
+                                } else {
+                                    Mode::AfterFunc
+                                };
+                            }
+                        }
+                        None => {
+                            // Text between parameters is not part of the call: dropped.
+                            let keep = if at_end { 0 } else { held(rest, &markers) };
+                            return i + rest.len() - keep;
+                        }
+                    }
+                }
+                Mode::Key => match rest.find(spec.key_close) {
+                    Some(at) => {
+                        self.token.push_str(&rest[..at]);
+                        i += at + spec.key_close.len();
+                        self.key = std::mem::take(&mut self.token).trim().to_string();
+                        let sep = if self.params == 0 { "{" } else { ", " };
+                        out.args(self.index(), &format!("{sep}{}: ", json_string(&self.key)));
+                        self.params += 1;
+                        self.lead_done = false;
+                        self.opened = false;
+                        self.mode = if spec.value_open.is_some() {
+                            Mode::BeforeValue
+                        } else {
+                            Mode::Value
+                        };
+                    }
+                    None => {
+                        let keep = if at_end {
+                            0
+                        } else {
+                            crate::partial_suffix(rest, spec.key_close)
+                        };
+                        self.token.push_str(&rest[..rest.len() - keep]);
+                        return i + rest.len() - keep;
+                    }
+                },
+                Mode::BeforeValue => {
+                    let open = spec.value_open.unwrap_or_default();
+                    match rest.find(open) {
+                        Some(at) => {
+                            i += at + open.len();
+                            self.mode = Mode::Value;
+                        }
+                        None => {
+                            let keep = if at_end {
+                                0
+                            } else {
+                                crate::partial_suffix(rest, open)
+                            };
+                            return i + rest.len() - keep;
+                        }
+                    }
+                }
+                Mode::Value => {
+                    let mut ends = vec![spec.value_close];
+                    ends.extend(spec.func_close);
+                    ends.push(spec.call_end);
+                    let found = first_of(rest, &ends);
+                    let take = match found {
+                        Some((at, _)) => at,
+                        None if at_end => rest.len(),
+                        None => rest.len() - held(rest, &ends),
+                    };
+                    self.token.push_str(&rest[..take]);
+                    i += take;
+                    match found {
+                        Some((_, m)) => {
+                            self.end_value(out);
+                            // A missing closing tag: the value ends where the call does.
+                            if m == spec.value_close {
+                                i += m.len();
+                            }
+                            self.mode = Mode::Params;
+                        }
+                        None => {
+                            if self.streams_string() {
+                                self.stream_string(false, out);
+                            }
+                            return i;
+                        }
+                    }
+                }
+                Mode::Between => {
+                    let ws = rest.len() - rest.trim_start().len();
+                    let next = &rest[ws..];
+                    if next.is_empty() {
+                        return if at_end { text.len() } else { i };
+                    }
+                    if next.starts_with(spec.call_start) {
+                        i += ws;
+                    } else if !at_end && spec.call_start.starts_with(next) {
+                        return i;
+                    }
+                    self.mode = Mode::Content;
+                }
+                Mode::AfterFunc => match rest.find(spec.call_end) {
+                    Some(at) => {
+                        i += at + spec.call_end.len();
+                        self.mode = Mode::Between;
+                    }
+                    None => {
+                        let keep = if at_end {
+                            0
+                        } else {
+                            crate::partial_suffix(rest, spec.call_end)
+                        };
+                        return i + rest.len() - keep;
+                    }
+                },
+            }
+        }
+        i
+    }
+
+    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
+        let text = std::mem::take(&mut self.buf);
+        let used = self.run(&text, at_end, out);
+        self.buf = text[used.min(text.len())..].to_string();
+    }
+}
+
+impl ToolParser for XmlParser {
+    fn push(&mut self, text: &str, out: &mut Parsed) {
+        self.buf.push_str(text);
+        self.drive(false, out);
+    }
+
+    fn finish(&mut self, out: &mut Parsed) {
+        self.drive(true, out);
+        // A call cut off inside its parameters is closed; an unfinished header is content.
+        match self.mode {
+            Mode::Value => self.end_value(out),
+            Mode::BeforeValue => out.args(self.index(), "null"),
+            _ => {}
+        }
+        if matches!(
+            self.mode,
+            Mode::Params | Mode::Key | Mode::BeforeValue | Mode::Value
+        ) {
+            self.close_args(out);
+        }
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        self.buf.clear();
+        self.mode = Mode::Content;
+    }
+}

@@ -1,0 +1,62 @@
+//! Helpers shared by the parser tests: run a parser over chunks, and cut text into chunks.
+#![allow(dead_code)]
+
+use llm_render_parsers::{tool_parser, Parsed, ToolCall, ToolParser, ToolSchemas};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The tool schemas the typed (XML) formats are tested with.
+pub fn schemas() -> Arc<ToolSchemas> {
+    let tools = [
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"},
+                "metric": {"type": "boolean"}, "ratio": {"type": "number"},
+                "opts": {"type": "object"}, "tags": {"type": "array"}}}}}),
+        json!({"type": "function", "function": {"name": "write_file", "parameters": {
+            "type": "object", "properties": {
+                "path": {"type": "string"}, "content": {"type": "string"}}}}}),
+    ];
+    Arc::new(ToolSchemas::from_tools(&tools))
+}
+
+/// Content and folded calls after feeding `chunks` then finishing.
+pub fn run(name: &str, chunks: &[&str]) -> (String, Vec<ToolCall>, Parsed) {
+    let mut p = tool_parser(name, schemas()).unwrap_or_else(|| panic!("{name}"));
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    (out.content.clone(), out.tool_calls(), out)
+}
+
+pub fn one_shot(name: &str, text: &str) -> (String, Vec<ToolCall>) {
+    let (c, t, _) = run(name, &[text]);
+    (c, t)
+}
+
+/// Char-boundary offsets of `text`.
+pub fn bounds(text: &str) -> Vec<usize> {
+    (0..=text.len())
+        .filter(|i| text.is_char_boundary(*i))
+        .collect()
+}
+
+/// Every two-piece split, one-char pieces, and fixed sizes 2, 3, 5, 7, 13.
+pub fn chunkings(text: &str) -> Vec<Vec<&str>> {
+    let b = bounds(text);
+    let mut out: Vec<Vec<&str>> = b.iter().map(|&i| vec![&text[..i], &text[i..]]).collect();
+    out.push(b.windows(2).map(|w| &text[w[0]..w[1]]).collect());
+    for size in [2, 3, 5, 7, 13] {
+        let mut v = Vec::new();
+        let mut i = 0;
+        while i + 1 < b.len() {
+            let j = (i + size).min(b.len() - 1);
+            v.push(&text[b[i]..b[j]]);
+            i = j;
+        }
+        out.push(v);
+    }
+    out
+}
