@@ -30,8 +30,11 @@ struct Call {
 
 fn calls() -> impl Strategy<Value = Vec<Call>> {
     prop::collection::vec(
-        (word(), prop::collection::vec((word(), string_value()), 0..3)).prop_map(
-            |(name, args)| {
+        (
+            word(),
+            prop::collection::vec((word(), string_value()), 0..3),
+        )
+            .prop_map(|(name, args)| {
                 // Keys are unique, as in a JSON object.
                 let mut seen = std::collections::HashSet::new();
                 let args = args
@@ -39,8 +42,7 @@ fn calls() -> impl Strategy<Value = Vec<Call>> {
                     .filter(|(k, _)| seen.insert(k.clone()))
                     .collect();
                 Call { name, args }
-            },
-        ),
+            }),
         1..4,
     )
 }
@@ -96,10 +98,8 @@ fn render(
         .iter()
         .map(|c| (c.name.clone(), compact_args(c)))
         .collect();
-    let want_py: Vec<(String, String)> = calls
-        .iter()
-        .map(|c| (c.name.clone(), py_args(c)))
-        .collect();
+    let want_py: Vec<(String, String)> =
+        calls.iter().map(|c| (c.name.clone(), py_args(c))).collect();
     let mut want = want_json.clone();
     match family {
         "hermes" => {
@@ -187,7 +187,9 @@ fn render(
                 }
                 out.push_str(&format!("<tool_call>{}\n", c.name));
                 for (k, v) in &c.args {
-                    out.push_str(&format!("<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"));
+                    out.push_str(&format!(
+                        "<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n"
+                    ));
                 }
                 out.push_str("</tool_call>");
             }

@@ -433,16 +433,22 @@ impl MarkedParser {
                         self.malformed(out);
                         continue;
                     };
-                    let Some(at) = rest.find(sep) else {
-                        let keep = crate::partial_suffix(rest, sep);
-                        let take = rest.len() - keep;
-                        self.token.push_str(&rest[..take]);
-                        self.pending.push_str(&rest[..take]);
-                        i += take;
-                        let bad = self.token.len() > MAX_NAME + prefix.len()
-                            || self.token.contains('\n')
-                            || spec.call_end.is_some_and(|e| self.token.contains(e));
-                        if bad || at_end {
+                    let found = rest.find(sep);
+                    let avail = found.unwrap_or(rest.len() - crate::partial_suffix(rest, sep));
+                    let limit = MAX_NAME + prefix.len();
+                    if let Some(cut) =
+                        super::name_cut(self.token.len(), &rest[..avail], limit, |c| c == '\n')
+                    {
+                        self.pending.push_str(&rest[..cut]);
+                        i += cut;
+                        self.malformed(out);
+                        continue;
+                    }
+                    let Some(at) = found else {
+                        self.token.push_str(&rest[..avail]);
+                        self.pending.push_str(&rest[..avail]);
+                        i += avail;
+                        if at_end {
                             self.malformed(out);
                             continue;
                         }

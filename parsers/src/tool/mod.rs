@@ -166,6 +166,25 @@ impl ToolSchemas {
     }
 }
 
+/// Where a call name being read must be given up: the offset in `more` of the first
+/// character that is `bad` or that takes the name (already `have` bytes) past `limit` bytes.
+/// Position-exact, so every chunking gives up at the same character.
+pub(crate) fn name_cut(
+    have: usize,
+    more: &str,
+    limit: usize,
+    bad: fn(char) -> bool,
+) -> Option<usize> {
+    let mut len = have;
+    for (i, c) in more.char_indices() {
+        len += c.len_utf8();
+        if bad(c) || len > limit {
+            return Some(i);
+        }
+    }
+    None
+}
+
 /// JSON-encodes a string (as `json.dumps(s, ensure_ascii=False)` does).
 pub(crate) fn json_string(s: &str) -> String {
     Value::String(s.to_string()).to_string()

@@ -303,13 +303,21 @@ impl XmlParser {
                     }
                 }
                 Mode::Name => {
-                    let Some((at, end)) = first_of(rest, spec.name_ends) else {
-                        let keep = held(rest, spec.name_ends);
-                        let take = rest.len() - keep;
-                        self.token.push_str(&rest[..take]);
-                        self.pending.push_str(&rest[..take]);
-                        i += take;
-                        if at_end || self.token.len() > MAX_NAME || self.token.contains('<') {
+                    let found = first_of(rest, spec.name_ends);
+                    let avail = found.map_or(rest.len() - held(rest, spec.name_ends), |f| f.0);
+                    if let Some(cut) =
+                        super::name_cut(self.token.len(), &rest[..avail], MAX_NAME, |c| c == '<')
+                    {
+                        self.pending.push_str(&rest[..cut]);
+                        i += cut;
+                        self.malformed(out);
+                        continue;
+                    }
+                    let Some((at, end)) = found else {
+                        self.token.push_str(&rest[..avail]);
+                        self.pending.push_str(&rest[..avail]);
+                        i += avail;
+                        if at_end {
                             self.malformed(out);
                             continue;
                         }
