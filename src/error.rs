@@ -29,6 +29,9 @@ pub enum RenderError {
     /// The tokenizer failed on a valid string: a server-side fault.
     #[error("tokenizer error: {0}")]
     Tokenizer(String),
+    /// A server-side fault that no input should cause.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl RenderError {

@@ -467,8 +467,8 @@ fn chat_derender_splits_reasoning_and_counts_usage() {
     assert_error(
         &post_json(&url, &streaming),
         400,
-        "streaming derender is not implemented",
-        Some("stream"),
+        "`generate_chunk` is required",
+        Some("generate_chunk"),
     );
     assert_error(&post(&url, "{"), 400, "invalid JSON", None);
 }

@@ -1,8 +1,8 @@
-//! `llm-render derender [FILE|-]`: what `POST /v1/chat/completions/derender` returns, without
-//! HTTP (non-streaming requests).
+//! `llm-render derender [--completion] [FILE|-]`: what `POST /v1/chat/completions/derender`
+//! (or `/v1/completions/derender`) returns, without HTTP.
 
 use super::ModelArgs;
-use crate::derender::{derender_chat, DerenderRequest};
+use crate::derender::{derender, DerenderRequest, Kind};
 use crate::error::RenderError;
 use crate::protocol::parse_json;
 use crate::server::ApiError;
@@ -12,16 +12,26 @@ use clap::Args;
 pub struct DerenderArgs {
     #[command(flatten)]
     pub model: ModelArgs,
+    /// Derender a text completion (`completion_request`) instead of a chat completion.
+    #[arg(long)]
+    pub completion: bool,
     /// Request file; `-` or nothing reads standard input.
     pub file: Option<String>,
 }
 
 pub fn run(args: DerenderArgs) -> anyhow::Result<i32> {
+    args.model.check_parsers()?;
     let models = args.model.load()?;
+    let cfg = args.model.derender_config();
+    let kind = if args.completion {
+        Kind::Completion
+    } else {
+        Kind::Chat
+    };
     let input = super::read_input(args.file.as_deref())?;
     let result = parse_json::<DerenderRequest>(&input).and_then(|req| {
         let model = models.get(req.model.as_deref())?;
-        derender_chat(&model, &req, &args.model.reasoning_parser)
+        derender(&model, &req, &cfg, kind)
     });
     let (value, code) = match result {
         Ok(v) => (v, 0),

@@ -87,6 +87,18 @@ pub struct ModelArgs {
     /// Reasoning parser for derender: deepseek_r1, qwen3, mistral, auto (by model name) or none.
     #[arg(long, default_value = "auto")]
     pub reasoning_parser: String,
+    /// Tool-call parser for derender (vLLM names: hermes, llama3_json, mistral, deepseek_v3,
+    /// deepseek_v31, qwen3_coder, pythonic, kimi_k2, glm45), auto (by model name) or none.
+    /// Applies to requests that declare tools.
+    #[arg(long, default_value = "auto")]
+    pub tool_call_parser: String,
+    /// Secret that signs streaming derender states. Replicas with the same secret accept
+    /// each other's states; unset, each process draws a random one.
+    #[arg(long, env = "LLM_RENDER_STATE_KEY", hide_env_values = true)]
+    pub derender_state_key: Option<String>,
+    /// Stream states kept in memory for the fast path (0: none).
+    #[arg(long, default_value_t = 16384)]
+    pub derender_state_cache: usize,
     /// Serve `file://` image URLs from below this folder (resolved, symlinks included).
     #[arg(long)]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
@@ -96,6 +108,37 @@ pub struct ModelArgs {
 }
 
 impl ModelArgs {
+    /// Refuses unknown parser names at startup.
+    pub fn check_parsers(&self) -> anyhow::Result<()> {
+        let rp = self.reasoning_parser.as_str();
+        if !matches!(rp, "auto" | "none") && llm_render_parsers::reasoning_parser(rp).is_none() {
+            anyhow::bail!(
+                "--reasoning-parser {rp:?}: expected auto, none or one of {:?}",
+                llm_render_parsers::reasoning_parser_names()
+            );
+        }
+        let tp = self.tool_call_parser.as_str();
+        if !matches!(tp, "auto" | "none") && !llm_render_parsers::tool_parser_names().contains(&tp)
+        {
+            anyhow::bail!(
+                "--tool-call-parser {tp:?}: expected auto, none or one of {:?}",
+                llm_render_parsers::tool_parser_names()
+            );
+        }
+        Ok(())
+    }
+
+    pub fn derender_config(&self) -> crate::derender::DerenderConfig {
+        crate::derender::DerenderConfig {
+            reasoning_parser: self.reasoning_parser.clone(),
+            tool_call_parser: self.tool_call_parser.clone(),
+            states: std::sync::Arc::new(crate::derender::StateCodec::new(
+                self.derender_state_key.as_deref(),
+                self.derender_state_cache,
+            )),
+        }
+    }
+
     fn fuel(&self) -> Option<u64> {
         (self.template_fuel > 0).then_some(self.template_fuel)
     }
@@ -158,7 +201,6 @@ impl ModelArgs {
             },
             fetcher: self.fetcher(),
             tensor_dtype: self.mm_tensor_dtype,
-            reasoning_parser: self.reasoning_parser.clone(),
         }
     }
 }
@@ -240,13 +282,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
         }
     }
-    let rp = args.model.reasoning_parser.as_str();
-    if !matches!(rp, "auto" | "none") && llm_render_parsers::reasoning_parser(rp).is_none() {
-        anyhow::bail!(
-            "--reasoning-parser {rp:?}: expected auto, none or one of {:?}",
-            llm_render_parsers::reasoning_parser_names()
-        );
-    }
+    args.model.check_parsers()?;
     let models = args.model.load()?;
     for m in models.models() {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), "loaded model");
@@ -260,6 +296,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_concurrency: args.max_concurrency,
         inline_max_bytes: args.inline_max_bytes,
         render: args.model.render_options(),
+        derender: args.model.derender_config(),
     };
     let state = AppState::new(models, config)?;
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -1,11 +1,21 @@
-//! Generated token IDs → text: the incremental detokenizer (`detok.rs`) and the
-//! non-streaming chat derender (`chat.rs`). Streaming with a carried state and the tool-call
-//! parsers come with the rest of the derender issue.
+//! Generated token IDs → text → content, reasoning and tool calls.
+//!
+//! * `detok.rs`: the incremental detokenizer (UTF-8 safe; equal to `decode` at every split).
+//! * `stop.rs`: stop strings, held back across chunks.
+//! * `session.rs`: one choice's pipeline and its resumable state.
+//! * `state.rs`: the signed stream state carried by the client, and its cache.
+//! * `request.rs` / `respond.rs`: the derender routes' request and response shapes.
 
-mod chat;
 mod detok;
+mod request;
+mod respond;
+mod session;
+mod state;
 mod stop;
 
-pub use chat::{derender_chat, parser_for, DerenderRequest, GenerateResponse, GeneratedChoice};
 pub use detok::{DetokState, IncrementalDetokenizer};
+pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
+pub use respond::derender;
+pub use session::{ChoiceState, Delta, Options};
+pub use state::{StateCodec, StreamState};
 pub use stop::StopStrings;

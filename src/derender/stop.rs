@@ -3,8 +3,9 @@
 //! `include_stop_str_in_output`. While streaming, the last `longest_stop - 1` bytes are held
 //! back, since the next delta may complete a stop string across the boundary.
 
-/// The stop-string state machine; one instance per output.
-#[derive(Debug, Clone)]
+/// The stop-string state machine; one instance per output. Serializable: it travels in the
+/// stream state (its size is the request's stop strings plus under one stop of held text).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct StopStrings {
     stops: Vec<String>,
     include: bool,

@@ -35,9 +35,6 @@ pub struct RenderOptions {
     pub fetcher: Option<crate::media::Fetcher>,
     /// Element type of `mm_tensors` unless the request asks otherwise.
     pub tensor_dtype: TensorDtype,
-    /// Derender's reasoning parser: a name (`deepseek_r1`, `qwen3`, `mistral`), `auto`
-    /// (by model name) or `none` (vLLM's `--reasoning-parser`).
-    pub reasoning_parser: String,
 }
 
 /// Element type of the pixel tensors in responses.
@@ -91,7 +88,6 @@ impl Default for RenderOptions {
             },
             fetcher: None,
             tensor_dtype: TensorDtype::Float32,
-            reasoning_parser: "auto".into(),
         }
     }
 }

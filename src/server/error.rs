@@ -42,7 +42,9 @@ impl From<RenderError> for ApiError {
     fn from(e: RenderError) -> Self {
         let status = match &e {
             RenderError::ModelNotFound(_) => StatusCode::NOT_FOUND,
-            RenderError::Tokenizer(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            RenderError::Tokenizer(_) | RenderError::Internal(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             RenderError::InvalidRequest { .. }
             | RenderError::Template(_)
             | RenderError::TemplateFuel

@@ -34,6 +34,7 @@ pub struct ServerConfig {
     /// blocking pool (see `routes::offload`).
     pub inline_max_bytes: usize,
     pub render: RenderOptions,
+    pub derender: crate::derender::DerenderConfig,
 }
 
 impl Default for ServerConfig {
@@ -44,6 +45,7 @@ impl Default for ServerConfig {
             max_concurrency: 512,
             inline_max_bytes: 64 * 1024,
             render: RenderOptions::default(),
+            derender: Default::default(),
         }
     }
 }
@@ -80,6 +82,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/detokenize", post(routes::detokenize))
         .route("/v1/block_hashes", post(routes::block_hashes))
         .route("/v1/chat/completions/derender", post(routes::chat_derender))
+        .route(
+            "/v1/completions/derender",
+            post(routes::completion_derender),
+        )
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(

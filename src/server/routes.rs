@@ -209,12 +209,27 @@ pub async fn chat_derender(
     State(st): State<Arc<AppState>>,
     b: Body,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    derender(st, b, crate::derender::Kind::Chat).await
+}
+
+pub async fn completion_derender(
+    State(st): State<Arc<AppState>>,
+    b: Body,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    derender(st, b, crate::derender::Kind::Completion).await
+}
+
+async fn derender(
+    st: Arc<AppState>,
+    b: Body,
+    kind: crate::derender::Kind,
+) -> Result<Json<serde_json::Value>, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
     let out = blocking(offload(&st, &bytes), move || {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
-        crate::derender::derender_chat(&model, &req, &st2.config.render.reasoning_parser)
+        crate::derender::derender(&model, &req, &st2.config.derender, kind)
     })
     .await?;
     Ok(Json(out))

@@ -1,0 +1,269 @@
+//! The derender routes' work: engine output → `chat.completion` / `text_completion`, or, for
+//! streams, `{"chunk": <…chunk>, "stream_state": "<state>"}`.
+//!
+//! Both modes run the same [`ChoiceState::advance`]: one-shot feeds every ID with the
+//! engine's finish reason; a stream feeds each chunk's new IDs and carries the state. A
+//! chunk costs O(its IDs + the held text), never a replay of the output.
+//!
+//! Response details, following vLLM and OpenAI:
+//! * `message.reasoning_content` (also as `reasoning`) holds the reasoning; `content` is
+//!   null when the output is only tool calls.
+//! * `tool_calls[]` are `{"id", "type": "function", "function": {"name", "arguments"}}`; a
+//!   stream sends `id`, `type` and `name` on a call's first delta, then argument fragments.
+//!   Ids are `call_` + 24 hex digits derived from the response id and the call's position,
+//!   so every replica names a call alike.
+//! * `finish_reason` is `tool_calls` when calls were parsed, `stop` after a stop token or
+//!   string, else the engine's.
+//! * `usage` is always in a non-stream response; a stream's last chunk carries it when the
+//!   request sets `stream_options.include_usage`.
+
+use super::request::{new_choice, options, schemas, DerenderConfig, DerenderRequest, Kind};
+use super::session::{ChoiceState, Delta};
+use super::state::StreamState;
+use crate::error::RenderError;
+use crate::model::Model;
+use llm_render_parsers::ToolCallDelta;
+use serde_json::{json, Map, Value};
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A tool call's id: stable across chunks and replicas.
+fn call_id(response_id: &str, choice: u32, call: usize) -> String {
+    let h = blake3::hash(format!("{response_id}/{choice}/{call}").as_bytes());
+    format!("call_{}", &h.to_hex()[..24])
+}
+
+fn check_ids(model: &Model, field: &str, ci: usize, ids: &[u32]) -> Result<(), RenderError> {
+    if let Some((i, id)) = ids
+        .iter()
+        .enumerate()
+        .find(|(_, id)| !model.has_token(**id))
+    {
+        return Err(RenderError::invalid(
+            format!("{field}.choices[{ci}].token_ids[{i}]"),
+            format!("token ID {id} is out of range for model `{}`", model.name),
+        ));
+    }
+    Ok(())
+}
+
+fn tool_call_json(response_id: &str, choice: u32, d: &ToolCallDelta) -> Value {
+    match &d.name {
+        Some(name) => json!({
+            "index": d.index,
+            "id": d.id.clone().unwrap_or_else(|| call_id(response_id, choice, d.index)),
+            "type": "function",
+            "function": {"name": name, "arguments": d.arguments},
+        }),
+        None => json!({"index": d.index, "function": {"arguments": d.arguments}}),
+    }
+}
+
+fn usage(prompt: usize, completion: usize) -> Value {
+    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+}
+
+/// Derenders a request, streaming or not.
+pub fn derender(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+) -> Result<Value, RenderError> {
+    let original = req.original(kind);
+    let output = req.output()?;
+    let field = if req.stream {
+        "generate_chunk"
+    } else {
+        "generate_response"
+    };
+    for (ci, c) in output.choices.iter().enumerate() {
+        check_ids(model, field, ci, &c.token_ids)?;
+    }
+    let prefix = match kind {
+        Kind::Chat => "chatcmpl",
+        Kind::Completion => "cmpl",
+    };
+    if !req.stream {
+        if req.stream_state.is_some() {
+            return Err(RenderError::invalid(
+                "stream_state",
+                "stream_state needs stream: true",
+            ));
+        }
+        let opts = options(cfg, model, kind, original);
+        let id = output
+            .request_id
+            .clone()
+            .unwrap_or_else(|| crate::render::request_id(prefix));
+        let mut choices = Vec::with_capacity(output.choices.len());
+        let mut completion = 0;
+        for c in &output.choices {
+            let mut st = new_choice(cfg, model, kind, original, c.index);
+            let finish = c.finish_reason.as_deref().unwrap_or("stop");
+            let delta = st.advance(model, &opts, &c.token_ids, Some(finish))?;
+            completion += st.tokens;
+            choices.push(whole_choice(kind, &id, &st, delta));
+        }
+        let prompt = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
+        return Ok(json!({
+            "id": id,
+            "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
+            "created": now(),
+            "model": model.name,
+            "choices": choices,
+            "usage": usage(prompt, completion),
+        }));
+    }
+
+    let mut state = match &req.stream_state {
+        Some(token) => cfg.states.decode(token, &model.name)?,
+        None => StreamState {
+            model: model.name.clone(),
+            id: output
+                .request_id
+                .clone()
+                .unwrap_or_else(|| crate::render::request_id(prefix)),
+            created: now(),
+            prompt_tokens: req.prompt_token_ids.as_ref().map_or(0, Vec::len),
+            opts: options(cfg, model, kind, original),
+            choices: Vec::new(),
+        },
+    };
+    let tool_schemas = schemas(original);
+    let mut out_choices = Vec::with_capacity(output.choices.len());
+    let mut all_done = true;
+    for c in &output.choices {
+        let pos = match state.choices.iter().position(|s| s.index == c.index) {
+            Some(p) => p,
+            None => {
+                if req.stream_state.is_some() && state.choices.len() >= 128 {
+                    return Err(RenderError::invalid(
+                        "generate_chunk.choices",
+                        "too many choices",
+                    ));
+                }
+                state
+                    .choices
+                    .push(new_choice(cfg, model, kind, original, c.index));
+                state.choices.len() - 1
+            }
+        };
+        let st = &mut state.choices[pos];
+        if st.done {
+            return Err(RenderError::invalid(
+                "generate_chunk",
+                format!(
+                    "choice {} has already finished; its stream is over",
+                    c.index
+                ),
+            ));
+        }
+        st.set_schemas(&tool_schemas);
+        let delta = st.advance(model, &state.opts, &c.token_ids, c.finish_reason.as_deref())?;
+        out_choices.push(chunk_choice(kind, &state.id, st, delta));
+        st.role_sent = true;
+    }
+    for st in &state.choices {
+        all_done &= st.done;
+    }
+    let mut chunk = json!({
+        "id": state.id,
+        "object": if kind == Kind::Chat { "chat.completion.chunk" } else { "text_completion" },
+        "created": state.created,
+        "model": model.name,
+        "choices": out_choices,
+    });
+    let include_usage = original
+        .get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if all_done && include_usage {
+        let completion = state.choices.iter().map(|c| c.tokens).sum();
+        chunk["usage"] = usage(state.prompt_tokens, completion);
+    }
+    let token = cfg.states.encode(&state)?;
+    Ok(json!({"chunk": chunk, "stream_state": token}))
+}
+
+/// A non-stream choice.
+fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
+    let finish = d.finish_reason.unwrap_or_else(|| "stop".into());
+    if kind == Kind::Completion {
+        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": finish});
+    }
+    let calls: Vec<Value> = llm_render_parsers::Parsed {
+        content: String::new(),
+        calls: d.tool_calls,
+    }
+    .tool_calls()
+    .iter()
+    .enumerate()
+    .map(|(i, c)| {
+        json!({
+            "id": c.id.clone().unwrap_or_else(|| call_id(id, st.index, i)),
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments},
+        })
+    })
+    .collect();
+    let reasoning = if d.reasoning.is_empty() {
+        Value::Null
+    } else {
+        Value::String(d.reasoning)
+    };
+    let content = if d.content.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(d.content)
+    };
+    json!({
+        "index": st.index,
+        "message": {
+            "role": "assistant",
+            "content": content,
+            "reasoning_content": reasoning,
+            "reasoning": reasoning,
+            "tool_calls": calls,
+        },
+        "logprobs": null,
+        "finish_reason": finish,
+    })
+}
+
+/// A stream chunk's choice: only what this chunk adds.
+fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
+    if kind == Kind::Completion {
+        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": d.finish_reason});
+    }
+    let mut delta = Map::new();
+    if !st.role_sent {
+        delta.insert("role".into(), "assistant".into());
+        delta.insert("content".into(), Value::String(String::new()));
+    }
+    if !d.content.is_empty() {
+        delta.insert("content".into(), Value::String(d.content));
+    }
+    if !d.reasoning.is_empty() {
+        delta.insert(
+            "reasoning_content".into(),
+            Value::String(d.reasoning.clone()),
+        );
+        delta.insert("reasoning".into(), Value::String(d.reasoning));
+    }
+    if !d.tool_calls.is_empty() {
+        let calls: Vec<Value> = d
+            .tool_calls
+            .iter()
+            .map(|t| tool_call_json(id, st.index, t))
+            .collect();
+        delta.insert("tool_calls".into(), Value::Array(calls));
+    }
+    json!({"index": st.index, "delta": delta, "logprobs": null, "finish_reason": d.finish_reason})
+}

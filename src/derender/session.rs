@@ -1,0 +1,167 @@
+//! One choice's derender pipeline, shared by streaming and one-shot derender:
+//! token IDs → incremental detokenizer → stop strings → reasoning parser → tool parser.
+//!
+//! Everything a choice needs between chunks is in [`ChoiceState`], which is small and
+//! serializable: the detokenizer window, the held text of the stop-string matcher and of the
+//! parsers, and counters. One-shot derender is one [`ChoiceState::advance`] with every ID and
+//! `last = true`, so streaming and non-streaming cannot disagree.
+
+use super::{DetokState, IncrementalDetokenizer, StopStrings};
+use crate::error::RenderError;
+use crate::model::Model;
+use llm_render_parsers::{
+    AnyToolParser, Parsed, ReasoningParser, Split, TagReasoningParser, ToolCallDelta, ToolParser,
+    ToolSchemas,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Per-request settings fixed at the first chunk (they travel in the stream state).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Options {
+    pub skip_special_tokens: bool,
+    /// `stop_token_ids`, plus the model's EOS ids unless `ignore_eos`.
+    pub stop_token_ids: Vec<u32>,
+}
+
+/// What one step produced for a choice.
+#[derive(Debug, Default)]
+pub struct Delta {
+    pub content: String,
+    pub reasoning: String,
+    pub tool_calls: Vec<ToolCallDelta>,
+    /// Set on the step that ends the choice.
+    pub finish_reason: Option<String>,
+}
+
+/// One choice between chunks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChoiceState {
+    pub index: u32,
+    detok: DetokState,
+    stops: StopStrings,
+    #[serde(default)]
+    reasoning: Option<TagReasoningParser>,
+    #[serde(default)]
+    tools: Option<AnyToolParser>,
+    /// Tool calls started so far.
+    pub tool_calls: usize,
+    /// Completion tokens consumed (up to and including a stop token).
+    pub tokens: usize,
+    /// Whether the role delta was sent.
+    pub role_sent: bool,
+    pub done: bool,
+}
+
+impl ChoiceState {
+    pub fn new(
+        index: u32,
+        stops: StopStrings,
+        reasoning: Option<TagReasoningParser>,
+        tools: Option<AnyToolParser>,
+    ) -> Self {
+        ChoiceState {
+            index,
+            detok: DetokState::default(),
+            stops,
+            reasoning,
+            tools,
+            tool_calls: 0,
+            tokens: 0,
+            role_sent: false,
+            done: false,
+        }
+    }
+
+    /// Gives a choice restored from a stream state its request's tool schemas.
+    pub fn set_schemas(&mut self, schemas: &Arc<ToolSchemas>) {
+        if let Some(t) = self.tools.as_mut() {
+            t.set_schemas(schemas.clone());
+        }
+    }
+
+    /// Feeds the next IDs; `engine_finish` is the engine's finish reason when this is the
+    /// choice's last chunk. A stop token or stop string ends the choice early; IDs after it
+    /// are not read.
+    pub fn advance(
+        &mut self,
+        model: &Model,
+        opts: &Options,
+        ids: &[u32],
+        engine_finish: Option<&str>,
+    ) -> Result<Delta, RenderError> {
+        let mut delta = Delta::default();
+        if self.done {
+            return Ok(delta);
+        }
+        let mut detok = IncrementalDetokenizer::resume(
+            &model.tokenizer,
+            opts.skip_special_tokens,
+            std::mem::take(&mut self.detok),
+        );
+        let mut text = String::new();
+        let mut stopped_by_id = false;
+        for id in ids {
+            self.tokens += 1;
+            if opts.stop_token_ids.contains(id) {
+                stopped_by_id = true;
+                break;
+            }
+            let piece = detok.push(*id).map_err(RenderError::Tokenizer)?;
+            text.push_str(&self.stops.push(&piece));
+            if self.stops.stopped() {
+                break;
+            }
+        }
+        let ending = stopped_by_id || self.stops.stopped() || engine_finish.is_some();
+        if ending && !self.stops.stopped() {
+            let rest = detok.finish().map_err(RenderError::Tokenizer)?;
+            text.push_str(&self.stops.push(&rest));
+            if !self.stops.stopped() {
+                text.push_str(&self.stops.finish());
+            }
+        }
+        self.detok = detok.state().clone();
+
+        let mut split = Split::default();
+        match self.reasoning.as_mut() {
+            Some(r) => {
+                r.push(&text, &mut split);
+                if ending {
+                    r.finish(&mut split);
+                }
+            }
+            None => split.content = text,
+        }
+        delta.reasoning = split.reasoning;
+        match self.tools.as_mut() {
+            Some(t) => {
+                let mut parsed = Parsed::default();
+                t.push(&split.content, &mut parsed);
+                if ending {
+                    t.finish(&mut parsed);
+                }
+                if let Some(last) = parsed.calls.iter().map(|d| d.index + 1).max() {
+                    self.tool_calls = self.tool_calls.max(last);
+                }
+                delta.content = parsed.content;
+                delta.tool_calls = parsed.calls;
+            }
+            None => delta.content = split.content,
+        }
+        if ending {
+            self.done = true;
+            let reason = if stopped_by_id || self.stops.stopped() {
+                "stop"
+            } else {
+                engine_finish.unwrap_or("stop")
+            };
+            delta.finish_reason = Some(if self.tool_calls > 0 {
+                "tool_calls".into()
+            } else {
+                reason.into()
+            });
+        }
+        Ok(delta)
+    }
+}

@@ -1,0 +1,160 @@
+//! The streaming derender state carried by the client between chunks.
+//!
+//! Wire form: `<id>.<payload>.<mac>`, where `id` is the response id (`chatcmpl-…`), `payload`
+//! is base64url (no padding) of the JSON of [`StreamState`] and `mac` is base64url of the
+//! first 16 bytes of `blake3::keyed_hash(key, "<id>.<payload>")`. The key comes from
+//! `--derender-state-key` (or `LLM_RENDER_STATE_KEY`); unset, each process draws a random
+//! one, so only that process accepts its states. Replicas that share the key share states.
+//!
+//! The state holds the detokenizer window, the parsers' modes and unfinished text, and
+//! counters: its size does not grow with the output (it grows only while one tool call's
+//! arguments are held, bounded by that call). A state that fails the MAC, does not decode,
+//! or belongs to another model is refused with a 400.
+//!
+//! **(ext)** Each process also keeps the states it issued in a bounded cache keyed by id; a
+//! state whose MAC equals the cached one is taken from the cache without decoding.
+
+use super::session::{ChoiceState, Options};
+use crate::error::RenderError;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+/// Everything a stream needs between chunks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamState {
+    pub model: String,
+    pub id: String,
+    pub created: u64,
+    pub prompt_tokens: usize,
+    pub opts: Options,
+    pub choices: Vec<ChoiceState>,
+}
+
+const MAC_LEN: usize = 16;
+
+/// Signs, checks and caches stream states.
+pub struct StateCodec {
+    key: [u8; 32],
+    capacity: usize,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    map: HashMap<String, ([u8; MAC_LEN], StreamState)>,
+    order: VecDeque<String>,
+}
+
+impl std::fmt::Debug for StateCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateCodec")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateCodec {
+    /// A codec keyed by `secret` (any string; hashed into a key), or by a random key when
+    /// `None`. `capacity` states are cached (0: no cache).
+    pub fn new(secret: Option<&str>, capacity: usize) -> Self {
+        let key = match secret {
+            Some(s) => blake3::derive_key("llm-render derender stream state v1", s.as_bytes()),
+            None => {
+                let mut seed = Vec::with_capacity(32);
+                seed.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+                seed.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+                blake3::derive_key("llm-render derender stream state v1 random", &seed)
+            }
+        };
+        StateCodec {
+            key,
+            capacity,
+            cache: Mutex::new(Cache::default()),
+        }
+    }
+
+    fn mac(&self, signed: &str) -> [u8; MAC_LEN] {
+        let full = blake3::keyed_hash(&self.key, signed.as_bytes());
+        let mut out = [0u8; MAC_LEN];
+        out.copy_from_slice(&full.as_bytes()[..MAC_LEN]);
+        out
+    }
+
+    /// Signs a state (and caches it).
+    pub fn encode(&self, state: &StreamState) -> Result<String, RenderError> {
+        let json = serde_json::to_vec(state)
+            .map_err(|e| RenderError::Internal(format!("stream state: {e}")))?;
+        let signed = format!("{}.{}", state.id, URL_SAFE_NO_PAD.encode(json));
+        let mac = self.mac(&signed);
+        if self.capacity > 0 {
+            if let Ok(mut cache) = self.cache.lock() {
+                if cache
+                    .map
+                    .insert(state.id.clone(), (mac, state.clone()))
+                    .is_none()
+                {
+                    cache.order.push_back(state.id.clone());
+                }
+                while cache.order.len() > self.capacity {
+                    if let Some(old) = cache.order.pop_front() {
+                        cache.map.remove(&old);
+                    }
+                }
+            }
+        }
+        Ok(format!("{signed}.{}", URL_SAFE_NO_PAD.encode(mac)))
+    }
+
+    /// Checks and decodes a state issued for `model`.
+    pub fn decode(&self, token: &str, model: &str) -> Result<StreamState, RenderError> {
+        let bad = |why: &str| {
+            RenderError::invalid("stream_state", format!("invalid stream_state: {why}"))
+        };
+        let (signed, mac_b64) = token.rsplit_once('.').ok_or_else(|| bad("malformed"))?;
+        let (id, payload) = signed.split_once('.').ok_or_else(|| bad("malformed"))?;
+        let mac = URL_SAFE_NO_PAD
+            .decode(mac_b64)
+            .map_err(|_| bad("malformed"))?;
+        if mac.len() != MAC_LEN {
+            return Err(bad("malformed"));
+        }
+        if self.capacity > 0 {
+            if let Ok(cache) = self.cache.lock() {
+                if let Some((cached_mac, state)) = cache.map.get(id) {
+                    if cached_mac[..] == mac[..] && state.model == model {
+                        return Ok(state.clone());
+                    }
+                }
+            }
+        }
+        let want = self.mac(signed);
+        // Constant-time comparison: the MAC must not leak through timing.
+        let diff = want
+            .iter()
+            .zip(mac.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if diff != 0 {
+            return Err(bad(
+                "signature mismatch (tampered, or issued by a server with another key)",
+            ));
+        }
+        let json = URL_SAFE_NO_PAD
+            .decode(payload)
+            .map_err(|_| bad("malformed"))?;
+        let state: StreamState =
+            serde_json::from_slice(&json).map_err(|_| bad("undecodable payload"))?;
+        if state.id != id {
+            return Err(bad("malformed"));
+        }
+        if state.model != model {
+            return Err(bad(&format!(
+                "it belongs to model `{}`, not `{model}`",
+                state.model
+            )));
+        }
+        Ok(state)
+    }
+}
