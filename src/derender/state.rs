@@ -158,3 +158,53 @@ impl StateCodec {
         Ok(state)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample() -> StreamState {
+        StreamState {
+            model: "qwen3".into(),
+            id: "chatcmpl-1".into(),
+            created: 1,
+            prompt_tokens: 3,
+            opts: Options::default(),
+            choices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn round_trips_with_and_without_the_cache() {
+        for cap in [0, 4] {
+            let codec = StateCodec::new(Some("k"), cap);
+            let token = codec.encode(&sample()).unwrap();
+            assert_eq!(codec.decode(&token, "qwen3").unwrap().id, "chatcmpl-1");
+            assert!(codec.decode(&token, "llama").is_err());
+        }
+    }
+
+    proptest! {
+        /// The decoder is a fuzz target: arbitrary text, and a valid state with any byte
+        /// changed, never panics and is never accepted.
+        #[test]
+        fn never_panics_and_refuses_every_mutation(
+            junk in ".{0,300}",
+            at in 0usize..10_000,
+            byte in 0u8..128,
+        ) {
+            let codec = StateCodec::new(Some("k"), 0);
+            prop_assert!(codec.decode(&junk, "qwen3").is_err());
+            let token = codec.encode(&sample()).unwrap();
+            let mut bytes = token.clone().into_bytes();
+            let i = at % bytes.len();
+            prop_assume!(bytes[i] != byte);
+            bytes[i] = byte;
+            if let Ok(mutated) = String::from_utf8(bytes) {
+                prop_assert!(codec.decode(&mutated, "qwen3").is_err());
+            }
+        }
+    }
+}
