@@ -47,6 +47,14 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("hermes", "a < b and <tool_ca", "a < b and <tool_ca", &[]),
+    // The end marker arrives while the arguments are open: the call ends there, and the
+    // text after it is content.
+    (
+        "hermes",
+        "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1</tool_call> tail<tool_call>{\"name\": \"b\"}</tool_call>",
+        " tail",
+        &[("a", "{\"x\": 1"), ("b", "{}")],
+    ),
     (
         "hermes",
         "<tool_call>\n{\"name\": \"cut\", \"arguments\": {\"city\": \"Par",

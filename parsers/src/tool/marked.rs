@@ -275,12 +275,13 @@ impl MarkedParser {
         self.mode = Mode::Content { at_start: false };
     }
 
-    /// Where to go when a call's text is over.
+    /// Where to go once a call's end marker is consumed: back into the section, or between
+    /// calls.
     fn after_call_mode(&self) -> Mode {
         if self.spec().section.is_some() {
             Mode::Section
         } else {
-            Mode::AfterCall
+            Mode::Between
         }
     }
 
@@ -561,11 +562,7 @@ impl MarkedParser {
                     Some(end) => match rest.find(end) {
                         Some(at) => {
                             i += at + end.len();
-                            self.mode = if spec.section.is_some() {
-                                Mode::Section
-                            } else {
-                                Mode::Between
-                            };
+                            self.mode = self.after_call_mode();
                         }
                         None => {
                             let keep = if at_end {
