@@ -71,6 +71,11 @@ pub enum AnyToolParser {
 }
 
 impl AnyToolParser {
+    /// Whether the parser types values by the request's tool schemas (the XML families).
+    pub fn uses_schemas(&self) -> bool {
+        matches!(self, AnyToolParser::Xml(_))
+    }
+
     /// Gives a parser restored from a stream state its request's tool schemas.
     pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
         if let AnyToolParser::Xml(p) = self {

@@ -25,13 +25,6 @@ use crate::model::Model;
 use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
 
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 /// A tool call's id: stable across chunks and replicas.
 fn call_id(response_id: &str, choice: u32, call: usize) -> String {
     let h = blake3::hash(format!("{response_id}/{choice}/{call}").as_bytes());
@@ -114,7 +107,7 @@ pub fn derender(
         return Ok(json!({
             "id": id,
             "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
-            "created": now(),
+            "created": crate::render::unix_now(),
             "model": model.name,
             "choices": choices,
             "usage": usage(prompt, completion),
@@ -129,13 +122,14 @@ pub fn derender(
                 .request_id
                 .clone()
                 .unwrap_or_else(|| crate::render::request_id(prefix)),
-            created: now(),
+            created: crate::render::unix_now(),
             prompt_tokens: req.prompt_token_ids.as_ref().map_or(0, Vec::len),
             opts: options(cfg, model, kind, original),
             choices: Vec::new(),
         },
     };
-    let tool_schemas = schemas(original);
+    // Built once per chunk, and only if a choice's parser reads it.
+    let mut tool_schemas = None;
     let mut out_choices = Vec::with_capacity(output.choices.len());
     let mut all_done = true;
     for c in &output.choices {
@@ -164,7 +158,11 @@ pub fn derender(
                 ),
             ));
         }
-        st.set_schemas(&tool_schemas);
+        st.set_schemas(|| {
+            tool_schemas
+                .get_or_insert_with(|| schemas(original))
+                .clone()
+        });
         let delta = st.advance(model, &state.opts, &c.token_ids, c.finish_reason.as_deref())?;
         out_choices.push(chunk_choice(kind, &state.id, st, delta));
         st.role_sent = true;

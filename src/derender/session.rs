@@ -73,10 +73,11 @@ impl ChoiceState {
         }
     }
 
-    /// Gives a choice restored from a stream state its request's tool schemas.
-    pub fn set_schemas(&mut self, schemas: &Arc<ToolSchemas>) {
-        if let Some(t) = self.tools.as_mut() {
-            t.set_schemas(schemas.clone());
+    /// Gives a choice restored from a stream state its request's tool schemas, built by
+    /// `schemas` only when its parser types values by them.
+    pub fn set_schemas(&mut self, schemas: impl FnOnce() -> Arc<ToolSchemas>) {
+        if let Some(t) = self.tools.as_mut().filter(|t| t.uses_schemas()) {
+            t.set_schemas(schemas());
         }
     }
 

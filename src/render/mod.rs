@@ -104,6 +104,14 @@ pub fn request_id(prefix: &str) -> String {
     format!("{prefix}-{}", uuid::Uuid::new_v4().simple())
 }
 
+/// Seconds since the Unix epoch, for OpenAI's `created` fields (0 if the clock is before it).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 /// Computes `return_block_hashes` for rendered token IDs: the request's options with its own
 /// token IDs and `cache_salt`; llm-d's chain is rooted in the served model name unless given.
 pub fn block_hashes_for(

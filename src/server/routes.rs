@@ -240,10 +240,7 @@ pub async fn health() -> StatusCode {
 }
 
 pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let created = crate::render::unix_now();
     let data = st
         .models
         .models()

@@ -168,11 +168,10 @@ impl XmlParser {
         self.mode = Mode::Content;
     }
 
-    fn param_type(&self) -> Option<String> {
-        let spec = self.family.spec();
+    fn param_type(&self) -> Option<&str> {
         match self.schemas.param_type(&self.name, &self.key) {
-            Some(t) => Some(t.to_string()),
-            None if spec.undeclared_is_string => Some("string".into()),
+            Some(t) => Some(t),
+            None if self.family.spec().undeclared_is_string => Some("string"),
             None => None,
         }
     }
@@ -180,7 +179,7 @@ impl XmlParser {
     fn streams_string(&self) -> bool {
         self.family == XmlFamily::Qwen3Coder
             && matches!(
-                self.param_type().as_deref(),
+                self.param_type(),
                 Some("string" | "str" | "text" | "varchar" | "char" | "enum")
             )
     }
@@ -250,8 +249,7 @@ impl XmlParser {
                 value.pop();
             }
         }
-        let ty = self.param_type();
-        out.args(self.index(), &dumps(&typed(&value, ty.as_deref())));
+        out.args(self.index(), &dumps(&typed(&value, self.param_type())));
     }
 
     fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
