@@ -1,5 +1,7 @@
 //! Streaming in any chunking gives the one-shot result, for every reasoning format.
 
+mod common;
+use common::chunkings;
 use llm_render_parsers::{reasoning_parser, ReasoningParser, Split};
 
 fn run(name: &str, chunks: &[&str]) -> Split {
@@ -14,28 +16,6 @@ fn run(name: &str, chunks: &[&str]) -> Split {
 
 fn one_shot(name: &str, text: &str) -> Split {
     run(name, &[text])
-}
-
-/// Every split into pieces at char boundaries of sizes from `sizes`.
-fn chunkings(text: &str) -> Vec<Vec<String>> {
-    let bounds: Vec<usize> = (0..=text.len())
-        .filter(|i| text.is_char_boundary(*i))
-        .collect();
-    let mut out = vec![bounds
-        .windows(2)
-        .map(|w| text[w[0]..w[1]].to_string())
-        .collect::<Vec<_>>()];
-    for size in [2, 3, 5, 7, 13] {
-        let mut v = Vec::new();
-        let mut i = 0;
-        while i + 1 < bounds.len() {
-            let j = (i + size).min(bounds.len() - 1);
-            v.push(text[bounds[i]..bounds[j]].to_string());
-            i = j;
-        }
-        out.push(v);
-    }
-    out
 }
 
 const CASES: &[(&str, &str, &str, &str)] = &[
@@ -94,8 +74,7 @@ fn every_chunking_equals_one_shot() {
     for (name, text, _, _) in CASES {
         let want = one_shot(name, text);
         for chunks in chunkings(text) {
-            let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-            assert_eq!(run(name, &refs), want, "{name}: {chunks:?}");
+            assert_eq!(run(name, &chunks), want, "{name}: {chunks:?}");
         }
     }
 }
