@@ -37,8 +37,8 @@ def goldens(model="qwen3"):
     return out
 
 
-def wait_healthy(url):
-    for _ in range(300):
+def wait_healthy(url, tries=300):
+    for _ in range(tries):
         try:
             urllib.request.urlopen(url + "/health", timeout=1)
             return
