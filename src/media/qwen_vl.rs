@@ -199,22 +199,35 @@ impl QwenVlProcessor {
         }
         let stride = w as usize * 3;
         let src: &[u8] = resized.as_raw();
-        let mut out: Vec<f32> = Vec::with_capacity(rows * cols);
+        // One output row per patch, in merge-window order: `[channel][frame][y][x]`. Rows
+        // are filled in place (no growth checks); each source row of the patch is read once
+        // and split into its three channel rows.
+        let mut out = vec![0f32; rows * cols];
+        let plane = p * p;
+        let mut patches = out.chunks_exact_mut(cols);
         for bh in 0..gh / m {
             for bw in 0..gw / m {
                 for mh in 0..m {
                     for mw in 0..m {
+                        let Some(patch) = patches.next() else {
+                            continue;
+                        };
                         let (py0, px0) = ((bh * m + mh) * p, (bw * m + mw) * p);
-                        for (c, table) in lut.iter().enumerate() {
-                            let start = out.len();
-                            for y in 0..p {
-                                let base = (py0 + y) * stride + px0 * 3;
-                                let row = &src[base..base + p * 3];
-                                out.extend(row.chunks_exact(3).map(|px| table[px[c] as usize]));
+                        for y in 0..p {
+                            let base = (py0 + y) * stride + px0 * 3;
+                            let row = &src[base..base + p * 3];
+                            for (c, table) in lut.iter().enumerate() {
+                                let dst = &mut patch[c * t * plane + y * p..][..p];
+                                for (d, px) in dst.iter_mut().zip(row.chunks_exact(3)) {
+                                    *d = table[px[c] as usize];
+                                }
                             }
-                            // The frame repeated `temporal_patch_size` times.
-                            for _ in 1..t {
-                                out.extend_from_within(start..start + p * p);
+                        }
+                        // The frame repeated `temporal_patch_size` times.
+                        for c in 0..3 {
+                            let first = c * t * plane;
+                            for k in 1..t {
+                                patch.copy_within(first..first + plane, first + k * plane);
                             }
                         }
                     }

@@ -25,6 +25,54 @@ pub struct GenerateRequest {
     pub block_hashes: Option<Vec<Value>>,
 }
 
+impl GenerateRequest {
+    /// Appends this request as JSON, byte for byte what `serde_json::to_writer` writes, with
+    /// `token_ids` through the fast writer in [`super::json_ids`].
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        /// Every field after `token_ids`, borrowed, in declaration order.
+        #[derive(Serialize)]
+        struct Rest<'a> {
+            features: &'a Option<Value>,
+            sampling_params: &'a SamplingParams,
+            model: &'a str,
+            stream: bool,
+            stream_options: &'a Option<Value>,
+            cache_salt: &'a Option<String>,
+            priority: i64,
+            kv_transfer_params: &'a Option<Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            block_hashes: &'a Option<Vec<Value>>,
+        }
+        out.extend_from_slice(b"{\"request_id\":");
+        serde_json::to_writer(&mut *out, &self.request_id)?;
+        out.extend_from_slice(b",\"token_ids\":");
+        super::json_ids::write_u32_array(out, &self.token_ids);
+        let rest = out.len();
+        serde_json::to_writer(
+            &mut *out,
+            &Rest {
+                features: &self.features,
+                sampling_params: &self.sampling_params,
+                model: &self.model,
+                stream: self.stream,
+                stream_options: &self.stream_options,
+                cache_salt: &self.cache_salt,
+                priority: self.priority,
+                kv_transfer_params: &self.kv_transfer_params,
+                block_hashes: &self.block_hashes,
+            },
+        )?;
+        // `Rest` opened its own object: continue ours instead.
+        out[rest] = b',';
+        Ok(())
+    }
+
+    /// A rough size of the JSON, to allocate the output once.
+    pub fn json_size_hint(&self) -> usize {
+        1024 + self.token_ids.len() * 7 + self.features.as_ref().map_or(0, |_| 64 * 1024)
+    }
+}
+
 /// One entry of `GET /v1/models` (OpenAI shape plus vLLM's `root` and `max_model_len`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelCard {
@@ -43,4 +91,57 @@ pub struct ModelCard {
 pub struct ModelList {
     pub object: &'static str,
     pub data: Vec<ModelCard>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(features: Option<Value>, block_hashes: Option<Vec<Value>>) -> GenerateRequest {
+        let model = crate::model::Model::embedded(&Default::default()).expect("embedded model");
+        let fields = crate::protocol::SamplingFields {
+            stop: Some(crate::protocol::StopSpec::One("\n\n".into())),
+            temperature: Some(0.5),
+            ..Default::default()
+        };
+        let sampling_params =
+            crate::render::sampling::build_sampling_params(&model, &fields, 10, true)
+                .expect("params");
+        GenerateRequest {
+            request_id: "chatcmpl-\"quoted\"\u{e9}".into(),
+            token_ids: (0..2000).map(|i| i * 97 % 160_000).collect(),
+            features,
+            sampling_params,
+            model: "qwen3".into(),
+            stream: true,
+            stream_options: Some(serde_json::json!({"include_usage": true})),
+            cache_salt: None,
+            priority: -3,
+            kv_transfer_params: None,
+            block_hashes,
+        }
+    }
+
+    #[test]
+    fn fast_writer_equals_serde() {
+        for g in [
+            sample(None, None),
+            sample(
+                Some(serde_json::json!({"mm_hashes": {"image": ["ab"]}})),
+                None,
+            ),
+            sample(
+                None,
+                Some(vec![serde_json::json!("00ff"), serde_json::json!(7)]),
+            ),
+        ] {
+            let mut out = Vec::new();
+            assert!(g.write_json(&mut out).is_ok());
+            let want = serde_json::to_vec(&g).unwrap_or_default();
+            assert_eq!(
+                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&want)
+            );
+        }
+    }
 }

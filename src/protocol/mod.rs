@@ -3,6 +3,7 @@
 //! so routers and trainers written against vLLM's render tier work unchanged.
 
 mod generate;
+pub mod json_ids;
 mod requests;
 mod sampling;
 

@@ -73,10 +73,42 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-pub async fn chat_render(
-    State(st): State<Arc<AppState>>,
-    b: Body,
-) -> Result<Json<GenerateRequest>, ApiError> {
+/// A JSON body already serialized (on the worker that rendered it).
+pub struct JsonBytes(Vec<u8>);
+
+impl IntoResponse for JsonBytes {
+    fn into_response(self) -> axum::response::Response {
+        ([(header::CONTENT_TYPE, "application/json")], self.0).into_response()
+    }
+}
+
+impl JsonBytes {
+    /// One `GenerateRequest`, through its fast writer.
+    fn generate(g: &GenerateRequest) -> Result<Self, RenderError> {
+        Self::generate_list(std::slice::from_ref(g), false)
+    }
+
+    /// `[g, ...]` when `array`, else the single element.
+    fn generate_list(gs: &[GenerateRequest], array: bool) -> Result<Self, RenderError> {
+        let mut out = Vec::with_capacity(gs.iter().map(|g| g.json_size_hint()).sum());
+        if array {
+            out.push(b'[');
+        }
+        for (i, g) in gs.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            g.write_json(&mut out)
+                .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
+        }
+        if array {
+            out.push(b']');
+        }
+        Ok(JsonBytes(out))
+    }
+}
+
+pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<JsonBytes, ApiError> {
     let bytes = body(b)?;
     // http(s) images are fetched here, on the reactor, before the CPU-bound render.
     let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
@@ -92,16 +124,16 @@ pub async fn chat_render(
         let (out, timings) = render::render_chat_with(&model, &req, &st2.config.render, &media)?;
         st2.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
-        Ok(out)
+        JsonBytes::generate(&out)
     })
     .await?;
-    Ok(Json(out))
+    Ok(out)
 }
 
 pub async fn completion_render(
     State(st): State<Arc<AppState>>,
     b: Body,
-) -> Result<Json<Vec<GenerateRequest>>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
     let out = blocking(offload(&st, &bytes), move || {
@@ -110,10 +142,10 @@ pub async fn completion_render(
         let (out, timings) = render_completion(&model, &req)?;
         let tokens = out.iter().map(|g| g.token_ids.len()).sum();
         st2.metrics.observe_render(&model.name, tokens, timings);
-        Ok(out)
+        JsonBytes::generate_list(&out, true)
     })
     .await?;
-    Ok(Json(out))
+    Ok(out)
 }
 
 pub async fn tokenize(
