@@ -383,3 +383,62 @@ fn bfloat16_tensors_on_request() {
     assert_eq!(status, 400);
     assert_eq!(body["error"]["param"], "mm_processor_kwargs.min_pixels");
 }
+
+/// `features.kwargs_data` and `mm_metadata` byte for byte as vLLM 0.33's render server wrote
+/// them for the same requests (`scripts/gen_kwargs_data_goldens.py`), with the same token
+/// IDs and placeholders.
+#[test]
+fn kwargs_data_equals_vllm() {
+    use sha2::{Digest, Sha256};
+    let base = vl_server(Default::default());
+    let goldens =
+        std::fs::read_to_string(fixtures().join("goldens/render_mm/kwargs_data.jsonl")).unwrap();
+    let mut n = 0;
+    for line in goldens.lines() {
+        let g: Value = serde_json::from_str(line).unwrap();
+        let mut content: Vec<Value> = g["images"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let bytes = std::fs::read(dir().join(f.as_str().unwrap())).unwrap();
+                let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes);
+                serde_json::json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{b64}")}})
+            })
+            .collect();
+        content.push(serde_json::json!({"type": "text", "text": "Describe the images."}));
+        let body = serde_json::json!({"messages": [{"role": "user", "content": content}]});
+        let (status, out) = post(&base, &body);
+        assert_eq!(status, 200, "{}: {out}", g["id"]);
+        let ids: Vec<String> = out["token_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let sha = |b: &[u8]| format!("{:x}", Sha256::digest(b));
+        assert_eq!(
+            sha(ids.join(",").as_bytes()),
+            g["token_ids_sha256"],
+            "{}",
+            g["id"]
+        );
+        let f = &out["features"];
+        assert_eq!(
+            f["mm_placeholders"]["image"], g["mm_placeholders"],
+            "{}",
+            g["id"]
+        );
+        assert_eq!(f["mm_metadata"]["image"], g["mm_metadata"], "{}", g["id"]);
+        let ours = f["kwargs_data"]["image"].as_array().unwrap();
+        let want = g["kwargs_data"].as_array().unwrap();
+        assert_eq!(ours.len(), want.len());
+        for (o, w) in ours.iter().zip(want) {
+            let o = o.as_str().unwrap();
+            assert_eq!(o.len() as u64, w["len"].as_u64().unwrap(), "{}", g["id"]);
+            assert_eq!(sha(o.as_bytes()), w["sha256"], "{}", g["id"]);
+        }
+        n += 1;
+    }
+    assert_eq!(n, 7);
+}

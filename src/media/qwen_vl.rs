@@ -117,8 +117,12 @@ pub struct QwenVlProcessor {
 /// One processed image.
 #[derive(Debug, Clone)]
 pub struct ProcessedImage {
-    /// Row-major `[rows, cols]` float32 patches.
+    /// Row-major `[rows, cols]` float32 patches, rescaled and normalized (transformers'
+    /// `pixel_values`).
     pub pixel_values: Vec<f32>,
+    /// The same patches before rescale and normalize: the resized image's bytes in the same
+    /// layout, which is what vLLM 0.33 ships in `kwargs_data` (its model normalizes).
+    pub patches: Vec<u8>,
     pub rows: usize,
     pub cols: usize,
     pub grid_thw: [u32; 3],
@@ -199,27 +203,26 @@ impl QwenVlProcessor {
         }
         let stride = w as usize * 3;
         let src: &[u8] = resized.as_raw();
-        // One output row per patch, in merge-window order: `[channel][frame][y][x]`. Rows
-        // are filled in place (no growth checks); each source row of the patch is read once
-        // and split into its three channel rows.
-        let mut out = vec![0f32; rows * cols];
+        // One row per patch, in merge-window order: `[channel][frame][y][x]`. Each source row
+        // of a patch is read once and split into its three channel rows, in place.
         let plane = p * p;
-        let mut patches = out.chunks_exact_mut(cols);
+        let mut patches = vec![0u8; rows * cols];
+        let mut rows_out = patches.chunks_exact_mut(cols);
         for bh in 0..gh / m {
             for bw in 0..gw / m {
                 for mh in 0..m {
                     for mw in 0..m {
-                        let Some(patch) = patches.next() else {
+                        let Some(patch) = rows_out.next() else {
                             continue;
                         };
                         let (py0, px0) = ((bh * m + mh) * p, (bw * m + mw) * p);
                         for y in 0..p {
                             let base = (py0 + y) * stride + px0 * 3;
                             let row = &src[base..base + p * 3];
-                            for (c, table) in lut.iter().enumerate() {
+                            for c in 0..3 {
                                 let dst = &mut patch[c * t * plane + y * p..][..p];
                                 for (d, px) in dst.iter_mut().zip(row.chunks_exact(3)) {
-                                    *d = table[px[c] as usize];
+                                    *d = px[c];
                                 }
                             }
                         }
@@ -234,8 +237,22 @@ impl QwenVlProcessor {
                 }
             }
         }
+        // Rescale + normalize through the lookup: each channel is a `t * p * p` run.
+        let mut out = vec![0f32; patches.len()];
+        // Runs cycle through the channels (`cols` is three runs): run i is channel i % 3.
+        for (i, (dst, src)) in out
+            .chunks_exact_mut(t * plane)
+            .zip(patches.chunks_exact(t * plane))
+            .enumerate()
+        {
+            let table = &lut[i % 3];
+            for (d, &v) in dst.iter_mut().zip(src) {
+                *d = table[v as usize];
+            }
+        }
         Ok(ProcessedImage {
             pixel_values: out,
+            patches,
             rows,
             cols,
             grid_thw: grid,

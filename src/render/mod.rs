@@ -3,6 +3,7 @@
 
 pub mod chat;
 pub mod completion;
+mod kwargs_data;
 pub mod messages;
 pub mod multimodal;
 pub mod pyjson;

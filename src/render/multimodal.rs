@@ -2,7 +2,10 @@
 //! the template's single `<|image_pad|>` per image is expanded to the image's token count,
 //! and `features` carries what vLLM's engine needs (api.md, "GenerateRequest"):
 //! `{"mm_hashes": {"image": [..]}, "mm_placeholders": {"image": [{"offset", "length"}]},
+//!   "kwargs_data": {"image": [..]}, "mm_metadata": {"image": [..]},
 //!   "mm_tensors": {"image": [{"pixel_values": {"dtype", "shape", "data"}, "image_grid_thw"}]}}`.
+//! `kwargs_data`/`mm_metadata` are vLLM 0.33's own encoding (see `kwargs_data.rs`);
+//! `mm_tensors` (ext) are transformers' normalized `pixel_values`.
 //! Placeholder ranges cover the pad tokens only, as vLLM's `PlaceholderRange` does for
 //! Qwen2-VL. Identical images are decoded and processed once.
 
@@ -159,9 +162,12 @@ pub fn expand_images(
             })
         })
         .collect();
+    let all_rows: Vec<usize> = items.iter().map(|(_, p)| p.rows).collect();
     let features = json!({
         "mm_hashes": {"image": items.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>()},
         "mm_placeholders": {"image": placeholders},
+        "kwargs_data": {"image": items.iter().map(|(_, p)| super::kwargs_data::kwargs_data(p, &all_rows)).collect::<Vec<_>>()},
+        "mm_metadata": {"image": items.iter().map(|(_, p)| super::kwargs_data::mm_metadata(p)).collect::<Vec<_>>()},
         "mm_tensors": {"image": tensors},
     });
     Ok((out, Some(features)))
