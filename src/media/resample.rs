@@ -112,7 +112,66 @@ fn clip8(v: i32) -> u8 {
 }
 
 /// Horizontal pass: rows `[first, first + rows)` of a `in_w`-wide RGB buffer → `out_w` wide.
+///
+/// Common kernel sizes run through [`pass_h_fixed`]; the sums are integers, so the result
+/// is the same whichever loop computes it.
 fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, horiz: &Coeffs) -> Vec<u8> {
+    match horiz.ksize {
+        5 => pass_h_fixed::<5>(input, in_w, first, rows, horiz),
+        7 => pass_h_fixed::<7>(input, in_w, first, rows, horiz),
+        9 => pass_h_fixed::<9>(input, in_w, first, rows, horiz),
+        11 => pass_h_fixed::<11>(input, in_w, first, rows, horiz),
+        13 => pass_h_fixed::<13>(input, in_w, first, rows, horiz),
+        _ => pass_h_any(input, in_w, first, rows, horiz),
+    }
+}
+
+/// [`pass_h`] with exactly `K` taps per output pixel: each window is moved inside the row
+/// and its weights zero-padded to `K`, so the tap loop has a fixed length the compiler
+/// unrolls (measured: the horizontal pass of a 1080p resize in well under half the time).
+fn pass_h_fixed<const K: usize>(
+    input: &[u8],
+    in_w: usize,
+    first: usize,
+    rows: usize,
+    horiz: &Coeffs,
+) -> Vec<u8> {
+    if in_w < K {
+        return pass_h_any(input, in_w, first, rows, horiz);
+    }
+    let out_w = horiz.bounds.len();
+    // Per output pixel: the start of its K-wide window and the weights over that window.
+    let mut starts = Vec::with_capacity(out_w);
+    let mut weights = vec![[0i32; K]; out_w];
+    for (x, w) in weights.iter_mut().enumerate() {
+        let (xmin, n) = horiz.bounds[x];
+        let start = xmin.min(in_w - K);
+        let k = &horiz.weights[x * horiz.ksize..x * horiz.ksize + n];
+        w[xmin - start..xmin - start + n].copy_from_slice(k);
+        starts.push(start);
+    }
+    let half = 1i32 << (PRECISION_BITS - 1);
+    let mut out = vec![0u8; rows * out_w * 3];
+    for (y, out_row) in out.chunks_exact_mut(out_w * 3).enumerate() {
+        let row = &input[(y + first) * in_w * 3..(y + first + 1) * in_w * 3];
+        for ((px, &start), w) in out_row.chunks_exact_mut(3).zip(&starts).zip(&weights) {
+            let win = &row[start * 3..start * 3 + 3 * K];
+            let (mut s0, mut s1, mut s2) = (half, half, half);
+            for (p, &wt) in win.chunks_exact(3).zip(w) {
+                s0 += p[0] as i32 * wt;
+                s1 += p[1] as i32 * wt;
+                s2 += p[2] as i32 * wt;
+            }
+            px[0] = clip8(s0);
+            px[1] = clip8(s1);
+            px[2] = clip8(s2);
+        }
+    }
+    out
+}
+
+/// [`pass_h`] for any kernel size.
+fn pass_h_any(input: &[u8], in_w: usize, first: usize, rows: usize, horiz: &Coeffs) -> Vec<u8> {
     let out_w = horiz.bounds.len();
     let half = 1i32 << (PRECISION_BITS - 1);
     let mut out = vec![0u8; rows * out_w * 3];
