@@ -24,13 +24,14 @@ Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip instal
 Usage: bench-peers/vllmenv/bin/python scripts/gen_kwargs_data_goldens.py \
            fixtures/goldens/render_mm/kwargs_data.jsonl
 """
-import base64, gzip, hashlib, http.client, json, os, shutil, subprocess, sys, tempfile, time
+import base64, hashlib, http.client, json, os, sys
 
 import msgspec
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VLLM = os.path.join(ROOT, "bench-peers/vllmenv/bin/vllm")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_peer import ROOT, vllm_render  # noqa: E402
+
 PORT = 31719
 CASES = [
     ("single_tiny", ["tiny_14x14.png"]),
@@ -41,18 +42,6 @@ CASES = [
     ("single_wide", ["wide_3000x20.png"]),
     ("two_images", ["square_400x400.png", "palette_trns_96x64.png"]),
 ]
-
-
-def model_dir():
-    d = tempfile.mkdtemp(prefix="qwen2_5_vl-")
-    src = os.path.join(ROOT, "fixtures/models/qwen2_5_vl")
-    for f in os.listdir(src):
-        if f.endswith(".gz"):
-            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, f[:-3]), "wb") as b:
-                shutil.copyfileobj(a, b)
-        else:
-            shutil.copy(os.path.join(src, f), d)
-    return d
 
 
 def request(files):
@@ -90,36 +79,20 @@ def post(body):
 
 
 def main():
-    d = model_dir()
-    proc = subprocess.Popen([VLLM, "launch", "render", d, "--port", str(PORT), "--served-model-name", "qwen2_5_vl",
-                             "--mm-processor-kwargs", '{"use_fast": false}'],
-                            env=dict(os.environ, VLLM_TARGET_DEVICE="cpu"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/health")
-                break
-            except OSError:
-                time.sleep(0.5)
-        time.sleep(1)
-        with open(sys.argv[1], "w") as out:
-            for name, files in CASES:
-                r = post(request(files))
-                f = r["features"]
-                ids = ",".join(map(str, r["token_ids"])).encode()
-                out.write(json.dumps({
-                    "id": name, "images": files,
-                    "token_ids_sha256": hashlib.sha256(ids).hexdigest(),
-                    "mm_placeholders": f["mm_placeholders"]["image"],
-                    "kwargs_data": [canonical(k) for k in f["kwargs_data"]["image"]],
-                    "mm_metadata": f["mm_metadata"]["image"],
-                }) + "\n")
-                print(name, "ok")
-    finally:
-        proc.terminate()
-        proc.wait()
-        shutil.rmtree(d, ignore_errors=True)
+    args = ["--served-model-name", "qwen2_5_vl", "--mm-processor-kwargs", '{"use_fast": false}']
+    with vllm_render("qwen2_5_vl", PORT, args), open(sys.argv[1], "w") as out:
+        for name, files in CASES:
+            r = post(request(files))
+            f = r["features"]
+            ids = ",".join(map(str, r["token_ids"])).encode()
+            out.write(json.dumps({
+                "id": name, "images": files,
+                "token_ids_sha256": hashlib.sha256(ids).hexdigest(),
+                "mm_placeholders": f["mm_placeholders"]["image"],
+                "kwargs_data": [canonical(k) for k in f["kwargs_data"]["image"]],
+                "mm_metadata": f["mm_metadata"]["image"],
+            }) + "\n")
+            print(name, "ok")
 
 
 if __name__ == "__main__":

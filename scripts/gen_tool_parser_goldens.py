@@ -5,18 +5,20 @@ parser, tokenizes each model output with the fixture tokenizer, and records what
   * `nonstream`: POST /v1/chat/completions/derender with the whole output;
   * `stream`: the same IDs one per request with the returned `stream_state`, deltas
     concatenated (reasoning, content, each call's name and arguments).
-One JSON line per case: {"parser", "model", "id", "text", "token_ids", "tools", "nonstream",
-"stream"}; each result is {"content", "calls": [{"name", "arguments"}]}.
+One JSON line per case: {"parser", "reasoning_parser", "model", "id", "text", "token_ids",
+"tools", "nonstream", "stream"}; each result is {"content", "reasoning", "calls": [{"name",
+"arguments"}]}.
 
 Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip install vllm==0.33.0
 Usage: bench-peers/vllmenv/bin/python scripts/gen_tool_parser_goldens.py fixtures/goldens/tool_parsers.jsonl
 """
-import gzip, http.client, json, os, shutil, subprocess, sys, tempfile, time
+import http.client, json, os, sys
 
 from tokenizers import Tokenizer
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VLLM = os.path.join(ROOT, "bench-peers/vllmenv/bin/vllm")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_peer import vllm_render  # noqa: E402
+
 PORT = 31733
 
 
@@ -68,26 +70,22 @@ PYTHONIC = [
     ("no_call", "No calls needed."),
 ]
 
-SUITES = [
-    ("qwen3", "hermes", HERMES),
-    ("qwen3", "qwen3_coder", QWEN3_CODER),
-    ("llama3_1", "llama3_json", LLAMA3_JSON),
-    ("llama3_1", "pythonic", PYTHONIC),
+QWEN3_REASONING = [
+    ("think_then_answer", "<think>\nThe user wants Paris.\n</think>\n\nIt is mild in Paris."),
+    ("think_then_call", "<think>\nI need the tool.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"),
+    ("never_closed", "<think>\nStill thinking about the weather in"),
+    ("no_tags", "Plain answer without any thinking."),
+    ("call_ends_reasoning", "I should call it.\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"),
 ]
 
-
-def model_dir(name):
-    d = tempfile.mkdtemp(prefix=f"{name}-")
-    src = os.path.join(ROOT, "fixtures/models", name)
-    for f in os.listdir(src):
-        if f.endswith(".gz"):
-            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, f[:-3]), "wb") as b:
-                shutil.copyfileobj(a, b)
-        else:
-            shutil.copy(os.path.join(src, f), d)
-    if name in CONFIGS and not os.path.exists(os.path.join(d, "config.json")):
-        json.dump(CONFIGS[name], open(os.path.join(d, "config.json"), "w"))
-    return d
+# (model, tool parser, reasoning parser, cases)
+SUITES = [
+    ("qwen3", "hermes", None, HERMES),
+    ("qwen3", "qwen3_coder", None, QWEN3_CODER),
+    ("llama3_1", "llama3_json", None, LLAMA3_JSON),
+    ("llama3_1", "pythonic", None, PYTHONIC),
+    ("qwen3", "hermes", "qwen3", QWEN3_REASONING),
+]
 
 
 class Client:
@@ -103,18 +101,24 @@ class Client:
         return out
 
 
-def result(content, calls):
-    return {"content": content or "", "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]}
+def result(content, calls, reasoning=""):
+    return {"content": content or "", "reasoning": reasoning or "",
+            "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]}
 
 
-def run_case(client, ids):
+# The end of each model's generation prompt (vLLM reads the prompt to see whether the
+# template left reasoning open; these leave it closed).
+PROMPT_TEXT = {"qwen3": "<|im_start|>assistant\n", "llama3_1": "<|start_header_id|>assistant<|end_header_id|>\n\n"}
+
+
+def run_case(client, ids, prompt):
     chat = {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": TOOLS}
-    prompt = [1, 2, 3]
     out = client.post({"model": "m", "stream": False, "prompt_token_ids": prompt, "chat_request": chat,
                        "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]}})
     msg = out["choices"][0]["message"]
-    nonstream = result(msg.get("content"), [c["function"] for c in msg.get("tool_calls") or []])
-    state, content, calls = None, "", []
+    nonstream = result(msg.get("content"), [c["function"] for c in msg.get("tool_calls") or []],
+                       msg.get("reasoning_content") or msg.get("reasoning"))
+    state, content, calls, reasoning = None, "", [], ""
     for i, t in enumerate(ids):
         last = i + 1 == len(ids)
         out = client.post({"model": "m", "stream": True, "stream_state": state, "prompt_token_ids": prompt,
@@ -124,46 +128,33 @@ def run_case(client, ids):
         for ch in out["chunk"]["choices"]:
             d = ch.get("delta") or {}
             content += d.get("content") or ""
+            reasoning += d.get("reasoning_content") or d.get("reasoning") or ""
             for tc in d.get("tool_calls") or []:
                 while len(calls) <= tc["index"]:
                     calls.append({"name": "", "arguments": ""})
                 f = tc.get("function") or {}
                 calls[tc["index"]]["name"] += f.get("name") or ""
                 calls[tc["index"]]["arguments"] += f.get("arguments") or ""
-    return nonstream, result(content, calls)
+    return nonstream, result(content, calls, reasoning)
 
 
 def main():
     out = open(sys.argv[1], "w")
-    for model, parser, cases in SUITES:
-        d = model_dir(model)
-        tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
-        proc = subprocess.Popen([VLLM, "launch", "render", d, "--port", str(PORT), "--served-model-name", "m",
-                                 "--tool-call-parser", parser, "--enable-auto-tool-choice"],
-                                env=dict(os.environ, VLLM_TARGET_DEVICE="cpu"),
-                                stdout=subprocess.DEVNULL, stderr=open(f"/tmp/vllm_{parser}.log", "w"))
-        try:
-            for _ in range(600):
-                try:
-                    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=1)
-                    c.request("GET", "/health")
-                    if c.getresponse().status == 200:
-                        break
-                except OSError:
-                    pass
-                time.sleep(0.5)
+    for model, parser, reasoning, cases in SUITES:
+        args = ["--served-model-name", "m", "--tool-call-parser", parser, "--enable-auto-tool-choice"]
+        args += ["--reasoning-parser", reasoning] if reasoning else []
+        with vllm_render(model, PORT, args, CONFIGS.get(model), log=f"/tmp/vllm_{parser}.log") as d:
+            tok = Tokenizer.from_file(os.path.join(d, "tokenizer.json"))
             client = Client()
             for cid, text in cases:
                 ids = tok.encode(text, add_special_tokens=False).ids
-                nonstream, stream = run_case(client, ids)
-                out.write(json.dumps({"parser": parser, "model": model, "id": cid, "text": text, "token_ids": ids,
-                                      "tools": TOOLS, "nonstream": nonstream, "stream": stream},
+                prompt = tok.encode(PROMPT_TEXT[model], add_special_tokens=False).ids
+                nonstream, stream = run_case(client, ids, prompt)
+                out.write(json.dumps({"parser": parser, "reasoning_parser": reasoning or "none",
+                                      "model": model, "id": cid, "text": text, "prompt_token_ids": prompt,
+                                      "token_ids": ids, "tools": TOOLS, "nonstream": nonstream, "stream": stream},
                                      ensure_ascii=False) + "\n")
                 print(parser, cid, "same" if nonstream == stream else "stream != nonstream", flush=True)
-        finally:
-            proc.terminate()
-            proc.wait()
-            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,13 @@ const VLLM_DISAGREES: &[(&str, &str, Side, &str)] = &[
         "content before the call keeps its trailing newline; vLLM's non-stream strips it",
     ),
     (
+        "hermes",
+        "think_then_call",
+        Side::Stream,
+        "the blank line between `</think>` and the call is content, as vLLM streams it; its \
+         non-stream drops the whitespace-only content",
+    ),
+    (
         "llama3_json",
         "arguments_key",
         Side::NonStream,
@@ -62,10 +69,10 @@ const VLLM_DISAGREES: &[(&str, &str, Side, &str)] = &[
     ),
 ];
 
-fn server(parser: &str) -> String {
+fn server(parser: &str, reasoning: &str) -> String {
     let config = ServerConfig {
         derender: DerenderConfig {
-            reasoning_parser: "none".into(),
+            reasoning_parser: reasoning.into(),
             tool_call_parser: parser.into(),
             states: Arc::new(StateCodec::new(Some("test key"), 64)),
         },
@@ -84,13 +91,13 @@ fn post(base: &str, body: &Value) -> Value {
     r.json().unwrap()
 }
 
-/// `{"content", "calls": [{"name", "arguments"}]}`, the golden's shape.
-fn result(content: &str, calls: Vec<(String, String)>) -> Value {
+/// `{"content", "reasoning", "calls": [{"name", "arguments"}]}`, the golden's shape.
+fn result(content: &str, reasoning: &str, calls: Vec<(String, String)>) -> Value {
     let calls: Vec<Value> = calls
         .into_iter()
         .map(|(n, a)| json!({"name": n, "arguments": a}))
         .collect();
-    json!({"content": content, "calls": calls})
+    json!({"content": content, "reasoning": reasoning, "calls": calls})
 }
 
 /// llm-render's (non-stream, streamed one token per request) results for a case.
@@ -103,9 +110,10 @@ fn derender(base: &str, case: &Value) -> (Value, Value) {
         .iter()
         .map(|v| v.as_u64().unwrap())
         .collect();
+    let prompt = &case["prompt_token_ids"];
     let out = post(
         base,
-        &json!({"model": model, "stream": false, "prompt_token_ids": [1, 2, 3], "chat_request": chat,
+        &json!({"model": model, "stream": false, "prompt_token_ids": prompt, "chat_request": chat,
                 "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]}}),
     );
     let msg = &out["choices"][0]["message"];
@@ -123,10 +131,14 @@ fn derender(base: &str, case: &Value) -> (Value, Value) {
                 .collect()
         })
         .unwrap_or_default();
-    let one_shot = result(msg["content"].as_str().unwrap_or(""), calls);
+    let one_shot = result(
+        msg["content"].as_str().unwrap_or(""),
+        msg["reasoning_content"].as_str().unwrap_or(""),
+        calls,
+    );
 
-    let (mut state, mut content, mut calls) =
-        (Value::Null, String::new(), Vec::<(String, String)>::new());
+    let (mut state, mut content, mut reasoning) = (Value::Null, String::new(), String::new());
+    let mut calls = Vec::<(String, String)>::new();
     for (i, id) in ids.iter().enumerate() {
         let finish = if i + 1 == ids.len() {
             json!("stop")
@@ -135,13 +147,14 @@ fn derender(base: &str, case: &Value) -> (Value, Value) {
         };
         let out = post(
             base,
-            &json!({"model": model, "stream": true, "stream_state": state, "prompt_token_ids": [1, 2, 3],
+            &json!({"model": model, "stream": true, "stream_state": state, "prompt_token_ids": prompt,
                     "chat_request": chat, "generate_chunk": {"choices": [{"index": 0, "token_ids": [id], "finish_reason": finish}]}}),
         );
         state = out["stream_state"].clone();
         for ch in out["chunk"]["choices"].as_array().unwrap() {
             let d = &ch["delta"];
             content.push_str(d["content"].as_str().unwrap_or(""));
+            reasoning.push_str(d["reasoning_content"].as_str().unwrap_or(""));
             for tc in d["tool_calls"].as_array().into_iter().flatten() {
                 let i = tc["index"].as_u64().unwrap() as usize;
                 while calls.len() <= i {
@@ -156,7 +169,7 @@ fn derender(base: &str, case: &Value) -> (Value, Value) {
             }
         }
     }
-    (one_shot, result(&content, calls))
+    (one_shot, result(&content, &reasoning, calls))
 }
 
 #[test]
@@ -172,9 +185,10 @@ fn tool_parsers_match_vllm() {
     for case in &cases {
         let parser = case["parser"].as_str().unwrap();
         let id = case["id"].as_str().unwrap();
+        let reasoning = case["reasoning_parser"].as_str().unwrap();
         let base = servers
-            .entry(parser.to_string())
-            .or_insert_with(|| server(parser));
+            .entry(format!("{parser}+{reasoning}"))
+            .or_insert_with(|| server(parser, reasoning));
         let (one_shot, streamed) = derender(base, case);
         assert_eq!(
             one_shot, streamed,
@@ -196,13 +210,13 @@ fn tool_parsers_match_vllm() {
             Side::Stream => vs.clone(),
             Side::NonStream => vn.clone(),
             Side::Own(content, name, args) => {
-                result(content, vec![(name.to_string(), args.to_string())])
+                result(content, "", vec![(name.to_string(), args.to_string())])
             }
         };
         assert_eq!(one_shot, want, "{parser}/{id}");
         listed += 1;
     }
     assert_eq!(agreed + listed, cases.len());
-    assert!(agreed >= 13, "{agreed} cases where vLLM agrees with itself");
+    assert!(agreed >= 17, "{agreed} cases where vLLM agrees with itself");
     assert_eq!(listed, VLLM_DISAGREES.len());
 }

@@ -486,7 +486,9 @@ fn chat_derender_applies_stop_strings_and_stop_ids() {
         .encode("First line.\nSTOP here\nmore<|im_end|>ignored", false)
         .unwrap();
     let url = format!("{base}/v1/chat/completions/derender");
-    let derender = |chat: Value| {
+    // Thinking off, so the text is content (with it on, Qwen3 output starts in reasoning).
+    let derender = |mut chat: Value| {
+        chat["chat_template_kwargs"] = json!({"enable_thinking": false});
         let req = json!({"model": "qwen3", "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "length"}]},
             "chat_request": chat});
         post_json(&url, &req)

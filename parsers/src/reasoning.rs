@@ -9,6 +9,9 @@
 //!   that does appear is dropped.
 //! * Reasoning never closed stays reasoning at `finish()` (vLLM's behaviour for a
 //!   truncated answer); the end tag is dropped and what follows is content.
+//! * `implicit_end`: a marker that also ends reasoning and is kept as content (vLLM 0.33's
+//!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
+//!   a call).
 
 use crate::{partial_suffix, Split};
 use serde::{Deserialize, Serialize};
@@ -26,6 +29,9 @@ pub struct TagSpec {
     pub end: String,
     /// The output starts inside reasoning (the template wrote the start tag).
     pub starts_in_reasoning: bool,
+    /// A marker that ends reasoning without being consumed (it starts the content).
+    #[serde(default)]
+    pub implicit_end: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,13 +99,33 @@ impl TagReasoningParser {
                             self.may_drop_start = false;
                         }
                     }
-                    if let Some(pos) = self.held.find(self.spec.end.as_str()) {
-                        out.reasoning.push_str(&self.held[..pos]);
-                        self.held = self.held[pos + self.spec.end.len()..].to_string();
-                        self.mode = Mode::Content;
-                        continue;
+                    let end = self.held.find(self.spec.end.as_str());
+                    let implicit = self
+                        .spec
+                        .implicit_end
+                        .as_deref()
+                        .and_then(|m| self.held.find(m));
+                    match (end, implicit) {
+                        (Some(e), i) if i.is_none_or(|i| e <= i) => {
+                            out.reasoning.push_str(&self.held[..e]);
+                            self.held = self.held[e + self.spec.end.len()..].to_string();
+                            self.mode = Mode::Content;
+                            continue;
+                        }
+                        (_, Some(i)) => {
+                            out.reasoning.push_str(&self.held[..i]);
+                            self.held.drain(..i);
+                            self.mode = Mode::Content;
+                            continue;
+                        }
+                        _ => {}
                     }
-                    let keep = partial_suffix(&self.held, &self.spec.end);
+                    let keep = partial_suffix(&self.held, &self.spec.end).max(
+                        self.spec
+                            .implicit_end
+                            .as_deref()
+                            .map_or(0, |m| partial_suffix(&self.held, m)),
+                    );
                     let emit = self.held.len() - keep;
                     out.reasoning.push_str(&self.held[..emit]);
                     self.held.drain(..emit);

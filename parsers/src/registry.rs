@@ -19,6 +19,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         start: start.into(),
         end: end.into(),
         starts_in_reasoning,
+        implicit_end: None,
     })
 }
 
@@ -35,10 +36,16 @@ pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
         return Some(tags("<think>", "</think>", true));
     }
     if lower == "qwen3" || lower.contains("qwen3") {
-        // Thinking on: Qwen3 opens <think> itself. Thinking off: the template wrote an empty
-        // block into the prompt and the output is content; the same machine covers both
-        // (output that does not start with <think> is content).
-        return Some(tags("<think>", "</think>", false));
+        // As vLLM 0.33's qwen3 parser (`vllm/parser/qwen3.py`): with thinking on, output
+        // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
+        // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
+        // Thinking off (`enable_thinking: false`) turns the parser off per request.
+        return Some(TagReasoningParser::new(TagSpec {
+            start: "<think>".into(),
+            end: "</think>".into(),
+            starts_in_reasoning: true,
+            implicit_end: Some("<tool_call>".into()),
+        }));
     }
     if lower == "mistral" || lower.contains("magistral") {
         return Some(tags("[THINK]", "[/THINK]", false));

@@ -27,11 +27,19 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "\n\nIt is 4.",
     ),
     ("qwen3", "  <think>x</think>y", "x", "y"),
+    // vLLM 0.33's qwen3: thinking on means the output starts in reasoning.
     (
         "qwen3",
-        "No thinking here, <think> is text.",
-        "",
-        "No thinking here, <think> is text.",
+        "No start tag, <think> mid-text is text.</think>Then content.",
+        "No start tag, <think> mid-text is text.",
+        "Then content.",
+    ),
+    // ... and `<tool_call>` ends reasoning too, staying for the tool parser.
+    (
+        "qwen3",
+        "I need the tool.\n<tool_call>\n{\"name\": \"f\"}\n</tool_call>",
+        "I need the tool.\n",
+        "<tool_call>\n{\"name\": \"f\"}\n</tool_call>",
     ),
     (
         "qwen3",
@@ -40,7 +48,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "",
     ),
     ("qwen3", "<think>a</thi", "a</thi", ""),
-    ("qwen3", "<thi", "", "<thi"),
+    ("qwen3", "<thi", "<thi", ""),
     (
         "deepseek_r1",
         "step 1… ✓ 日本</think>answer <think> kept",

@@ -150,45 +150,39 @@ fn pass_h_fixed<const K: usize>(
         w[xmin - start..xmin - start + n].copy_from_slice(k);
         starts.push(start);
     }
-    let half = 1i32 << (PRECISION_BITS - 1);
     let mut out = vec![0u8; rows * out_w * 3];
     for (y, out_row) in out.chunks_exact_mut(out_w * 3).enumerate() {
         let row = &input[(y + first) * in_w * 3..(y + first + 1) * in_w * 3];
         for ((px, &start), w) in out_row.chunks_exact_mut(3).zip(&starts).zip(&weights) {
-            let win = &row[start * 3..start * 3 + 3 * K];
-            let (mut s0, mut s1, mut s2) = (half, half, half);
-            for (p, &wt) in win.chunks_exact(3).zip(w) {
-                s0 += p[0] as i32 * wt;
-                s1 += p[1] as i32 * wt;
-                s2 += p[2] as i32 * wt;
-            }
-            px[0] = clip8(s0);
-            px[1] = clip8(s1);
-            px[2] = clip8(s2);
+            px.copy_from_slice(&weigh_rgb(&row[start * 3..start * 3 + 3 * K], w));
         }
     }
     out
 }
 
+/// One output pixel of a horizontal pass: the weighted sum of the RGB pixels of `win`.
+#[inline(always)]
+fn weigh_rgb(win: &[u8], weights: &[i32]) -> [u8; 3] {
+    let half = 1i32 << (PRECISION_BITS - 1);
+    let (mut s0, mut s1, mut s2) = (half, half, half);
+    for (p, &w) in win.chunks_exact(3).zip(weights) {
+        s0 += p[0] as i32 * w;
+        s1 += p[1] as i32 * w;
+        s2 += p[2] as i32 * w;
+    }
+    [clip8(s0), clip8(s1), clip8(s2)]
+}
+
 /// [`pass_h`] for any kernel size.
 fn pass_h_any(input: &[u8], in_w: usize, first: usize, rows: usize, horiz: &Coeffs) -> Vec<u8> {
     let out_w = horiz.bounds.len();
-    let half = 1i32 << (PRECISION_BITS - 1);
     let mut out = vec![0u8; rows * out_w * 3];
     for (y, out_row) in out.chunks_exact_mut(out_w * 3).enumerate() {
         let row = &input[(y + first) * in_w * 3..(y + first + 1) * in_w * 3];
         for (x, px) in out_row.chunks_exact_mut(3).enumerate() {
             let (xmin, n) = horiz.bounds[x];
             let k = &horiz.weights[x * horiz.ksize..x * horiz.ksize + n];
-            let (mut s0, mut s1, mut s2) = (half, half, half);
-            for (p, &w) in row[xmin * 3..(xmin + n) * 3].chunks_exact(3).zip(k) {
-                s0 += p[0] as i32 * w;
-                s1 += p[1] as i32 * w;
-                s2 += p[2] as i32 * w;
-            }
-            px[0] = clip8(s0);
-            px[1] = clip8(s1);
-            px[2] = clip8(s2);
+            px.copy_from_slice(&weigh_rgb(&row[xmin * 3..(xmin + n) * 3], k));
         }
     }
     out

@@ -1,0 +1,48 @@
+"""vLLM 0.33's render server as a reference: a fixture model in a temporary folder, served by
+`vllm launch render` on CPU. Shared by the golden scripts in this folder.
+
+Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip install vllm==0.33.0
+"""
+import contextlib, gzip, http.client, json, os, shutil, subprocess, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VLLM = os.path.join(ROOT, "bench-peers/vllmenv/bin/vllm")
+
+
+def model_dir(name, config=None):
+    """A fixture model, tokenizer uncompressed, with `config` as config.json if it has none."""
+    d = tempfile.mkdtemp(prefix=f"{name}-")
+    src = os.path.join(ROOT, "fixtures/models", name)
+    for f in os.listdir(src):
+        if f.endswith(".gz"):
+            with gzip.open(os.path.join(src, f)) as a, open(os.path.join(d, f[:-3]), "wb") as b:
+                shutil.copyfileobj(a, b)
+        else:
+            shutil.copy(os.path.join(src, f), d)
+    if config is not None and not os.path.exists(os.path.join(d, "config.json")):
+        json.dump(config, open(os.path.join(d, "config.json"), "w"))
+    return d
+
+
+@contextlib.contextmanager
+def vllm_render(model, port, args, config=None, log=os.devnull):
+    """Serves fixture `model` with `vllm launch render` until the block ends; yields its dir."""
+    d = model_dir(model, config)
+    proc = subprocess.Popen([VLLM, "launch", "render", d, "--port", str(port), *args],
+                            env=dict(os.environ, VLLM_TARGET_DEVICE="cpu"),
+                            stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    try:
+        for _ in range(600):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        yield d
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
