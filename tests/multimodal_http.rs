@@ -351,6 +351,27 @@ fn http_images_follow_the_allowlist_and_refuse_internal_addresses() {
 }
 
 #[test]
+fn no_tensors_on_request_keeps_kwargs_data() {
+    let base = vl_server(Default::default());
+    let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let mut req = image_request(&[data_url("image/png", &tiny)]);
+    let (_, full) = post(&base, &req);
+    req["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "none"});
+    let (status, lean) = post(&base, &req);
+    assert_eq!(status, 200, "{}", lean["error"]);
+    let f = &lean["features"];
+    assert!(f.get("mm_tensors").is_none(), "{f}");
+    for key in ["mm_hashes", "mm_placeholders", "kwargs_data", "mm_metadata"] {
+        assert_eq!(f[key], full["features"][key], "{key}");
+    }
+    assert_eq!(lean["token_ids"], full["token_ids"]);
+    req["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "float16"});
+    let (status, err) = post(&base, &req);
+    assert_eq!(status, 400);
+    assert_eq!(err["error"]["param"], "mm_processor_kwargs.output_dtype");
+}
+
+#[test]
 fn bfloat16_tensors_on_request() {
     use base64::Engine;
     let base = vl_server(Default::default());

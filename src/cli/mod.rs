@@ -80,8 +80,8 @@ pub struct ModelArgs {
     /// Largest image fetched over http(s), in bytes.
     #[arg(long, default_value_t = 20 * 1024 * 1024)]
     pub max_media_bytes: u64,
-    /// Element type of `mm_tensors` (requests may override with
-    /// `mm_processor_kwargs.output_dtype`).
+    /// Element type of `mm_tensors`, or `none` to send only vLLM's `kwargs_data` (requests
+    /// may override with `mm_processor_kwargs.output_dtype`).
     #[arg(long, value_enum, default_value_t = crate::render::TensorDtype::Float32)]
     pub mm_tensor_dtype: crate::render::TensorDtype,
     /// Reasoning parser for derender: deepseek_r1, qwen3, mistral, auto (by model name) or none.

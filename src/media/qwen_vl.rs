@@ -172,6 +172,16 @@ impl QwenVlProcessor {
 
     /// Resizes, normalizes and patchifies an RGB image.
     pub fn process(&self, rgb: &RgbImage) -> Result<ProcessedImage, MediaError> {
+        self.process_with(rgb, true)
+    }
+
+    /// [`Self::process`]; without `normalize`, `pixel_values` is left empty and only the
+    /// `uint8` patches are made.
+    pub fn process_with(
+        &self,
+        rgb: &RgbImage,
+        normalize: bool,
+    ) -> Result<ProcessedImage, MediaError> {
         let Plan {
             resized_hw: (h, w),
             grid_thw: grid,
@@ -238,7 +248,7 @@ impl QwenVlProcessor {
             }
         }
         // Rescale + normalize through the lookup: each channel is a `t * p * p` run.
-        let mut out = vec![0f32; patches.len()];
+        let mut out = vec![0f32; if normalize { patches.len() } else { 0 }];
         // Runs cycle through the channels (`cols` is three runs): run i is channel i % 3.
         for (i, (dst, src)) in out
             .chunks_exact_mut(t * plane)

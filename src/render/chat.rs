@@ -224,9 +224,10 @@ fn tensor_dtype(
         None => Ok(opts.tensor_dtype),
         Some("float32") => Ok(super::TensorDtype::Float32),
         Some("bfloat16") => Ok(super::TensorDtype::Bfloat16),
+        Some("none") => Ok(super::TensorDtype::None),
         Some(other) => Err(RenderError::invalid(
             "mm_processor_kwargs.output_dtype",
-            format!("output_dtype must be float32 or bfloat16, got {other:?}"),
+            format!("output_dtype must be float32, bfloat16 or none, got {other:?}"),
         )),
     }
 }

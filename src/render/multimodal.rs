@@ -115,7 +115,7 @@ pub fn expand_images(
             media::mm_hash_image_bytes(&bytes, decoded.converted, &model.name, HashAlgo::Blake3);
         let processed = Arc::new(
             processor
-                .process(&decoded.rgb)
+                .process_with(&decoded.rgb, dtype != super::TensorDtype::None)
                 .map_err(|e| media_err(&img.param, e))?,
         );
         by_url.insert(img.url.as_str(), (hash.clone(), processed.clone()));
@@ -148,27 +148,31 @@ pub fn expand_images(
             out.push(t);
         }
     }
-    let tensors: Vec<Value> = items
-        .iter()
-        .map(|(_, p)| {
-            let bytes = dtype.encode(&p.pixel_values);
-            json!({
-                "pixel_values": {
-                    "dtype": dtype.name(),
-                    "shape": [p.rows, p.cols],
-                    "data": base64::engine::general_purpose::STANDARD.encode(bytes),
-                },
-                "image_grid_thw": p.grid_thw,
-            })
-        })
-        .collect();
     let all_rows: Vec<usize> = items.iter().map(|(_, p)| p.rows).collect();
-    let features = json!({
+    let mut features = json!({
         "mm_hashes": {"image": items.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>()},
         "mm_placeholders": {"image": placeholders},
         "kwargs_data": {"image": items.iter().map(|(_, p)| super::kwargs_data::kwargs_data(p, &all_rows)).collect::<Vec<_>>()},
         "mm_metadata": {"image": items.iter().map(|(_, p)| super::kwargs_data::mm_metadata(p)).collect::<Vec<_>>()},
-        "mm_tensors": {"image": tensors},
     });
+    if dtype != super::TensorDtype::None {
+        let tensors: Vec<Value> = items
+            .iter()
+            .map(|(_, p)| {
+                let bytes = dtype.encode(&p.pixel_values);
+                json!({
+                    "pixel_values": {
+                        "dtype": dtype.name(),
+                        "shape": [p.rows, p.cols],
+                        "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                    },
+                    "image_grid_thw": p.grid_thw,
+                })
+            })
+            .collect();
+        if let Some(f) = features.as_object_mut() {
+            f.insert("mm_tensors".into(), json!({ "image": tensors }));
+        }
+    }
     Ok((out, Some(features)))
 }
