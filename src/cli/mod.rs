@@ -299,7 +299,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         derender: args.model.derender_config(),
     };
     let state = AppState::new(models, config)?;
-    crate::protocol::json_ids::warm();
+    crate::protocol::fast_json::warm();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -27,12 +27,11 @@ pub struct GenerateRequest {
 
 impl GenerateRequest {
     /// Appends this request as JSON, byte for byte what `serde_json::to_writer` writes, with
-    /// `token_ids` through the fast writer in [`super::json_ids`].
+    /// `token_ids` and `features` through the fast writers in [`super::fast_json`].
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        /// Every field after `token_ids`, borrowed, in declaration order.
+        /// Every field after `features`, borrowed, in declaration order.
         #[derive(Serialize)]
         struct Rest<'a> {
-            features: &'a Option<Value>,
             sampling_params: &'a SamplingParams,
             model: &'a str,
             stream: bool,
@@ -46,12 +45,16 @@ impl GenerateRequest {
         out.extend_from_slice(b"{\"request_id\":");
         serde_json::to_writer(&mut *out, &self.request_id)?;
         out.extend_from_slice(b",\"token_ids\":");
-        super::json_ids::write_u32_array(out, &self.token_ids);
+        super::fast_json::write_u32_array(out, &self.token_ids);
+        out.extend_from_slice(b",\"features\":");
+        match &self.features {
+            Some(f) => super::fast_json::write_value(out, f)?,
+            None => out.extend_from_slice(b"null"),
+        }
         let rest = out.len();
         serde_json::to_writer(
             &mut *out,
             &Rest {
-                features: &self.features,
                 sampling_params: &self.sampling_params,
                 model: &self.model,
                 stream: self.stream,
@@ -69,7 +72,11 @@ impl GenerateRequest {
 
     /// A rough size of the JSON, to allocate the output once.
     pub fn json_size_hint(&self) -> usize {
-        1024 + self.token_ids.len() * 7 + self.features.as_ref().map_or(0, |_| 64 * 1024)
+        1024 + self.token_ids.len() * 7
+            + self
+                .features
+                .as_ref()
+                .map_or(0, super::fast_json::size_hint)
     }
 }
 

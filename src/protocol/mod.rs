@@ -2,8 +2,8 @@
 //! Field names follow vLLM 0.33 (`vllm/entrypoints/openai/protocol.py`, `SamplingParams`)
 //! so routers and trainers written against vLLM's render tier work unchanged.
 
+pub mod fast_json;
 mod generate;
-pub mod json_ids;
 mod requests;
 mod sampling;
 

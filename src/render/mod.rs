@@ -62,11 +62,20 @@ impl TensorDtype {
     /// Little-endian bytes of `values` in this type.
     pub fn encode(self, values: &[f32]) -> Vec<u8> {
         match self {
-            TensorDtype::Float32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            TensorDtype::Bfloat16 => values
-                .iter()
-                .flat_map(|v| f32_to_bf16(*v).to_le_bytes())
-                .collect(),
+            TensorDtype::Float32 => {
+                let mut out = Vec::with_capacity(values.len() * 4);
+                for v in values {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+                out
+            }
+            TensorDtype::Bfloat16 => {
+                let mut out = Vec::with_capacity(values.len() * 2);
+                for v in values {
+                    out.extend_from_slice(&f32_to_bf16(*v).to_le_bytes());
+                }
+                out
+            }
             TensorDtype::None => Vec::new(),
         }
     }
