@@ -38,8 +38,7 @@ impl Msgpack {
     }
 
     fn array(&mut self, n: u8) {
-        debug_assert!(n < 16);
-        self.0.push(0x90 | n);
+        self.array_len(n as usize);
     }
 
     /// An array header of any length (fixarray, array16 or array32).
@@ -59,10 +58,14 @@ impl Msgpack {
         let n = s.len();
         if n < 32 {
             self.0.push(0xa0 | n as u8);
+        } else if n <= u8::MAX as usize {
+            self.0.extend_from_slice(&[0xd9, n as u8]);
+        } else if n <= u16::MAX as usize {
+            self.0.push(0xda);
+            self.0.extend_from_slice(&(n as u16).to_be_bytes());
         } else {
-            // Every string written here is short; longer ones would need str8/16/32.
-            self.0.push(0xd9);
-            self.0.push(n.min(255) as u8);
+            self.0.push(0xdb);
+            self.0.extend_from_slice(&(n as u32).to_be_bytes());
         }
         self.0.extend_from_slice(s.as_bytes());
     }
