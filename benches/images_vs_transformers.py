@@ -3,7 +3,10 @@
 transformers: Qwen2VLImageProcessor (PIL backend, as vLLM runs it without torchvision) on the
 fixture Qwen2.5-VL preprocessor_config.json, PIL decode included, CPU time per image in this
 process. llm-render: the criterion bench `image_to_pixel_values` (same images, one thread).
-Prints both and the ratio. Needs: pip install transformers pillow numpy; cargo.
+Prints both and the ratio; then throughput with both cores for photo_1080p: transformers in
+two processes vs llm-render's server answering two clients (whole chat renders, response
+included, with float32 mm_tensors and with none). Needs: pip install transformers pillow
+numpy; cargo build --release.
 Usage: python3 benches/images_vs_transformers.py
 """
 import io, os, re, subprocess, sys, time
@@ -52,9 +55,73 @@ def llm_render_ms():
     return out
 
 
+def transformers_worker(n, q):
+    from PIL import Image
+    from transformers import AutoImageProcessor
+    proc = AutoImageProcessor.from_pretrained(os.path.join(ROOT, "fixtures/models/qwen2_5_vl"))
+    data = open(os.path.join(ROOT, "fixtures/goldens/images", FILES[0]), "rb").read()
+    q.get()  # start together
+    for _ in range(n):
+        proc(images=[Image.open(io.BytesIO(data)).convert("RGB")])["pixel_values"]
+
+
+def transformers_throughput(workers=2, n=20):
+    """Images/s of photo_1080p with one transformers process per core."""
+    import multiprocessing as mp
+    q = mp.Queue()
+    ps = [mp.Process(target=transformers_worker, args=(n, q)) for _ in range(workers)]
+    for p in ps:
+        p.start()
+    time.sleep(8)  # imports
+    t0 = time.time()
+    for _ in ps:
+        q.put(1)
+    for p in ps:
+        p.join()
+    return workers * n / (time.time() - t0)
+
+
+def llm_render_throughput(dtype, clients=2, n=20):
+    """Images/s of photo_1080p chat renders through the server, `clients` at once."""
+    import base64, http.client, threading
+    from bench_support import model_dir, wait_healthy
+    d = model_dir("qwen2_5_vl")
+    srv = subprocess.Popen([os.path.join(ROOT, "target/release/llm-render"), "serve", "--port", "18997",
+                            "--model", f"qwen2_5_vl={d}", "--mm-tensor-dtype", dtype],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy("http://127.0.0.1:18997")
+        img = base64.b64encode(open(os.path.join(ROOT, "fixtures/goldens/images", FILES[0]), "rb").read()).decode()
+        body = ('{"model": "qwen2_5_vl", "messages": [{"role": "user", "content": [{"type": "image_url", '
+                '"image_url": {"url": "data:image/jpeg;base64,' + img + '"}}, {"type": "text", "text": "hi"}]}]}')
+
+        def client():
+            c = http.client.HTTPConnection("127.0.0.1", 18997, timeout=300)
+            for _ in range(n):
+                c.request("POST", "/v1/chat/completions/render", body, {"Content-Type": "application/json"})
+                c.getresponse().read()
+        client()  # warm-up
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        t0 = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return clients * n / (time.time() - t0)
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
 tf = transformers_ms()
 lr = llm_render_ms()
 print(f"{'image':26} {'transformers ms':>16} {'llm-render ms':>14} {'ratio':>7}")
 for f in FILES:
     if f in lr:
         print(f"{f:26} {tf[f]:16.2f} {lr[f]:14.2f} {tf[f] / lr[f]:6.1f}x")
+print(f"\nthroughput with both cores, {FILES[0]} (images/s):")
+t = transformers_throughput()
+print(f"  transformers, 2 processes (pixel_values only):  {t:6.1f}")
+for dtype in ("float32", "none"):
+    r = llm_render_throughput(dtype)
+    print(f"  llm-render server, 2 clients, full chat render, mm_tensors {dtype:7}: {r:6.1f}  ({r / t:.1f}x)")
