@@ -3,7 +3,8 @@
 transformers: Qwen2VLImageProcessor (PIL backend, as vLLM runs it without torchvision) on the
 fixture Qwen2.5-VL preprocessor_config.json, PIL decode included, CPU time per image in this
 process. llm-render: the criterion bench `image_to_pixel_values` (same images, one thread).
-Prints both and the ratio; then throughput with both cores for photo_1080p: transformers in
+Prints both and the ratio, and SMG's llm-multimodal crate (Rust, crates.io) as a second peer
+when it builds (benches/peers/smg_mm, one thread); then throughput with both cores for photo_1080p: transformers in
 two processes vs llm-render's server answering two clients (whole chat renders, response
 included, with float32 mm_tensors and with none). Needs: pip install transformers pillow
 numpy; cargo build --release.
@@ -52,6 +53,27 @@ def llm_render_ms():
             v, unit = float(m.group(1)), m.group(2)
             out[name] = v * {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
             name = None
+    return out
+
+
+def smg_ms():
+    """SMG's llm-multimodal (crates.io) on the same images, one thread (`SMG_MM_THREADS=1`):
+    {file: (ms to float32 pixel_values, ms to its own uint8 patches)}, or {} if it won't build."""
+    manifest = os.path.join(ROOT, "benches/peers/smg_mm/Cargo.toml")
+    target = os.path.join(ROOT, "bench-peers/smg-mm-target")
+    built = subprocess.run(["cargo", "build", "--release", "--manifest-path", manifest, "--target-dir", target],
+                           capture_output=True, text=True)
+    if built.returncode != 0:
+        print("SMG llm-multimodal did not build; skipping it:\n" + built.stderr[-2000:])
+        return {}
+    paths = [os.path.join(ROOT, "fixtures/goldens/images", f) for f in FILES]
+    res = subprocess.run([os.path.join(target, "release/smg-mm-bench"),
+                          os.path.join(ROOT, "fixtures/models/qwen2_5_vl/preprocessor_config.json"), *paths],
+                         capture_output=True, text=True, env=dict(os.environ, SMG_MM_THREADS="1"))
+    out = {}
+    for line in res.stdout.splitlines():
+        name, f32_ms, own_ms, _kind = line.split()
+        out[name] = (float(f32_ms), float(own_ms))
     return out
 
 
@@ -115,10 +137,15 @@ def llm_render_throughput(dtype, clients=2, n=20):
 
 tf = transformers_ms()
 lr = llm_render_ms()
-print(f"{'image':26} {'transformers ms':>16} {'llm-render ms':>14} {'ratio':>7}")
+smg = smg_ms()
+print(f"{'image':26} {'transformers ms':>16} {'llm-render ms':>14} {'ratio':>7} {'SMG ms':>8} {'ratio':>7}")
 for f in FILES:
     if f in lr:
-        print(f"{f:26} {tf[f]:16.2f} {lr[f]:14.2f} {tf[f] / lr[f]:6.1f}x")
+        s_ms = smg.get(f, (float("nan"), 0))[0]
+        print(f"{f:26} {tf[f]:16.2f} {lr[f]:14.2f} {tf[f] / lr[f]:6.1f}x {s_ms:8.2f} {s_ms / lr[f]:6.1f}x")
+if smg:
+    print("(SMG: llm-multimodal 1.14.0 to float32 pixel_values; its own uint8-patch output takes "
+          + ", ".join(f"{f} {v[1]:.2f} ms" for f, v in smg.items()) + ")")
 print(f"\nthroughput with both cores, {FILES[0]} (images/s):")
 t = transformers_throughput()
 print(f"  transformers, 2 processes (pixel_values only):  {t:6.1f}")
