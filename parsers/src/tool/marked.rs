@@ -15,7 +15,7 @@
 //! content, kept in order; whitespace between calls is dropped.
 
 use super::json_scan::{Step, ValueScan};
-use super::{Parsed, ToolParser};
+use super::{Parsed, Scan, ToolParser};
 use serde::{Deserialize, Serialize};
 
 /// The families this machine reads.
@@ -283,6 +283,12 @@ impl MarkedParser {
         } else {
             Mode::Between
         }
+    }
+}
+
+impl Scan for MarkedParser {
+    fn buf(&mut self) -> &mut String {
+        &mut self.buf
     }
 
     /// Consumes as much of `text` as can be decided; returns the bytes consumed.
@@ -619,7 +625,9 @@ impl MarkedParser {
         }
         i
     }
+}
 
+impl MarkedParser {
     /// Kimi K2 writes `functions.NAME:IDX` and uses it as the call id.
     fn call_name(&self, raw: &str) -> (String, Option<String>) {
         if self.family == MarkedFamily::KimiK2 {
@@ -782,18 +790,11 @@ impl MarkedParser {
             Mode::Content { at_start: false }
         };
     }
-
-    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
-        let text = std::mem::take(&mut self.buf);
-        let used = self.run(&text, at_end, out);
-        self.buf = text[used.min(text.len())..].to_string();
-    }
 }
 
 impl ToolParser for MarkedParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
-        self.buf.push_str(text);
-        self.drive(false, out);
+        self.feed(text, out);
     }
 
     fn finish(&mut self, out: &mut Parsed) {

@@ -110,6 +110,29 @@ impl Parsed {
 }
 
 /// A tool-call parser: fed generated text, appends deltas to a [`Parsed`].
+/// The buffering every tool parser shares: text arrives in `buf`, `run` consumes what it
+/// can decide, and the rest (a possibly partial marker) waits for the next chunk.
+pub(crate) trait Scan {
+    fn buf(&mut self) -> &mut String;
+
+    /// Consumes as much of `text` as can be decided; returns the bytes consumed.
+    fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize;
+
+    /// Appends `text` and runs over the buffer.
+    fn feed(&mut self, text: &str, out: &mut Parsed) {
+        self.buf().push_str(text);
+        self.drive(false, out);
+    }
+
+    /// Runs over the buffer, keeping the unconsumed tail in place (no new allocation).
+    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
+        let mut text = std::mem::take(self.buf());
+        let used = self.run(&text, at_end, out).min(text.len());
+        text.drain(..used);
+        *self.buf() = text;
+    }
+}
+
 pub trait ToolParser {
     fn push(&mut self, text: &str, out: &mut Parsed);
     fn finish(&mut self, out: &mut Parsed);

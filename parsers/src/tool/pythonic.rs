@@ -9,7 +9,7 @@
 //! parenthesis arrives. Text after the list is content.
 
 use super::pyjson::dumps;
-use super::{Parsed, ToolParser};
+use super::{Parsed, Scan, ToolParser};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -71,6 +71,12 @@ impl PythonicParser {
         out.content.push_str(&self.pending);
         self.pending.clear();
         self.mode = Mode::Content;
+    }
+}
+
+impl Scan for PythonicParser {
+    fn buf(&mut self) -> &mut String {
+        &mut self.buf
     }
 
     fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
@@ -190,18 +196,11 @@ impl PythonicParser {
         }
         i
     }
-
-    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
-        let text = std::mem::take(&mut self.buf);
-        let used = self.run(&text, at_end, out);
-        self.buf = text[used.min(text.len())..].to_string();
-    }
 }
 
 impl ToolParser for PythonicParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
-        self.buf.push_str(text);
-        self.drive(false, out);
+        self.feed(text, out);
     }
 
     fn finish(&mut self, out: &mut Parsed) {

@@ -15,7 +15,7 @@
 //! emitted when their closing tag arrives.
 
 use super::pyjson::{dumps, typed};
-use super::{json_string, Parsed, ToolParser, ToolSchemas};
+use super::{json_string, Parsed, Scan, ToolParser, ToolSchemas};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -251,6 +251,12 @@ impl XmlParser {
         }
         out.args(self.index(), &dumps(&typed(&value, self.param_type())));
     }
+}
+
+impl Scan for XmlParser {
+    fn buf(&mut self) -> &mut String {
+        &mut self.buf
+    }
 
     fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
         let spec = self.family.spec();
@@ -472,18 +478,11 @@ impl XmlParser {
         }
         i
     }
-
-    fn drive(&mut self, at_end: bool, out: &mut Parsed) {
-        let text = std::mem::take(&mut self.buf);
-        let used = self.run(&text, at_end, out);
-        self.buf = text[used.min(text.len())..].to_string();
-    }
 }
 
 impl ToolParser for XmlParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
-        self.buf.push_str(text);
-        self.drive(false, out);
+        self.feed(text, out);
     }
 
     fn finish(&mut self, out: &mut Parsed) {
