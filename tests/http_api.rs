@@ -427,12 +427,7 @@ fn saturation_is_503_and_slow_requests_are_504() {
 #[test]
 fn chat_derender_splits_reasoning_and_counts_usage() {
     let base = golden_server();
-    let m = llm_render::model::Model::load_dir(
-        "qwen3",
-        &fixtures().join("models/qwen3"),
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let m = golden_registry().get(Some("qwen3")).unwrap();
     let ids = m
         .encode(
             "<think>\n17*20=340\n</think>\n\nIt is 391.<|im_end|>",
@@ -476,12 +471,7 @@ fn chat_derender_splits_reasoning_and_counts_usage() {
 #[test]
 fn chat_derender_applies_stop_strings_and_stop_ids() {
     let base = golden_server();
-    let m = llm_render::model::Model::load_dir(
-        "qwen3",
-        &fixtures().join("models/qwen3"),
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let m = golden_registry().get(Some("qwen3")).unwrap();
     let ids = m
         .encode("First line.\nSTOP here\nmore<|im_end|>ignored", false)
         .unwrap();
