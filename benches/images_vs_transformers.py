@@ -4,10 +4,10 @@ transformers: Qwen2VLImageProcessor (PIL backend, as vLLM runs it without torchv
 fixture Qwen2.5-VL preprocessor_config.json, PIL decode included, CPU time per image in this
 process. llm-render: the criterion bench `image_to_pixel_values` (same images, one thread).
 Prints both and the ratio, and SMG's llm-multimodal crate (Rust, crates.io) as a second peer
-when it builds (benches/peers/smg_mm, one thread); then throughput with both cores for photo_1080p: transformers in
-two processes vs llm-render's server answering two clients (whole chat renders, response
-included, with float32 mm_tensors and with none). Needs: pip install transformers pillow
-numpy; cargo build --release.
+when it builds (benches/peers/smg_mm, one thread); then throughput with both cores for
+photo_1080p: transformers in two processes vs llm-render's server answering two clients
+(whole chat renders, response included, with float32, bfloat16 and no mm_tensors), with each
+one's server CPU per request. Needs: pip install transformers pillow numpy; cargo build --release.
 Usage: python3 benches/images_vs_transformers.py
 """
 import io, os, re, subprocess, sys, time
@@ -104,9 +104,10 @@ def transformers_throughput(workers=2, n=20):
 
 
 def llm_render_throughput(dtype, clients=2, n=20):
-    """Images/s of photo_1080p chat renders through the server, `clients` at once."""
+    """photo_1080p chat renders through the server: (images/s with `clients` at once, server
+    CPU ms per request and response MB with one client)."""
     import base64, http.client, threading
-    from bench_support import model_dir, wait_healthy
+    from bench_support import model_dir, proc_cpu, wait_healthy
     d = model_dir("qwen2_5_vl")
     srv = subprocess.Popen([os.path.join(ROOT, "target/release/llm-render"), "serve", "--port", "18997",
                             "--model", f"qwen2_5_vl={d}", "--mm-tensor-dtype", dtype],
@@ -117,19 +118,24 @@ def llm_render_throughput(dtype, clients=2, n=20):
         body = ('{"model": "qwen2_5_vl", "messages": [{"role": "user", "content": [{"type": "image_url", '
                 '"image_url": {"url": "data:image/jpeg;base64,' + img + '"}}, {"type": "text", "text": "hi"}]}]}')
 
+        size = []
+
         def client():
             c = http.client.HTTPConnection("127.0.0.1", 18997, timeout=300)
             for _ in range(n):
                 c.request("POST", "/v1/chat/completions/render", body, {"Content-Type": "application/json"})
-                c.getresponse().read()
+                size.append(len(c.getresponse().read()))
         client()  # warm-up
+        c0 = proc_cpu(srv.pid)
+        client()
+        cpu_ms = (proc_cpu(srv.pid) - c0) / n * 1e3
         threads = [threading.Thread(target=client) for _ in range(clients)]
         t0 = time.time()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        return clients * n / (time.time() - t0)
+        return clients * n / (time.time() - t0), cpu_ms, size[-1] / 1e6
     finally:
         srv.terminate()
         srv.wait()
@@ -149,6 +155,7 @@ if smg:
 print(f"\nthroughput with both cores, {FILES[0]} (images/s):")
 t = transformers_throughput()
 print(f"  transformers, 2 processes (pixel_values only):  {t:6.1f}")
-for dtype in ("float32", "none"):
-    r = llm_render_throughput(dtype)
-    print(f"  llm-render server, 2 clients, full chat render, mm_tensors {dtype:7}: {r:6.1f}  ({r / t:.1f}x)")
+for dtype in ("float32", "bfloat16", "none"):
+    r, cpu_ms, mb = llm_render_throughput(dtype)
+    print(f"  llm-render server, 2 clients, full chat render, mm_tensors {dtype:8}: {r:6.1f}  ({r / t:.1f}x)"
+          f"   [one client: {cpu_ms:.1f} ms server CPU per request, {mb:.1f} MB response]")

@@ -4,6 +4,8 @@
 //! * `render_long_9k_cold`: template + tokenize + `GenerateRequest`, segment cache off;
 //! * `render_long_9k_warm`: the same with the segment cache holding the conversation;
 //! * `render_tools_defined`: the short tools request, cache off.
+//! * `token_ids_json/*`: the long_9k render's token IDs as a JSON array, serde_json vs the
+//!   table writer in `protocol::fast_json`.
 //!
 //! Run: `cargo bench --bench render`. Side by side with peers: benches/*.py.
 
@@ -112,6 +114,23 @@ fn bench(c: &mut Criterion) {
     let last = &conv[19];
     c.bench_function("render_turn20_warm", |b| b.iter(|| render(&warm, last)));
     c.bench_function("render_turn20_cold", |b| b.iter(|| render(&cold, last)));
+
+    let ids = render_chat(&warm, &long, &opts)
+        .map(|(g, _)| g.token_ids)
+        .unwrap_or_default();
+    let mut g = c.benchmark_group("token_ids_json");
+    g.throughput(Throughput::Elements(ids.len() as u64));
+    g.bench_function("serde_json", |b| {
+        b.iter(|| serde_json::to_vec(&ids).map(|v| v.len()).unwrap_or(0))
+    });
+    g.bench_function("fast_json", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(ids.len() * 7 + 2);
+            llm_render::protocol::fast_json::write_u32_array(&mut out, &ids);
+            out.len()
+        })
+    });
+    g.finish();
 }
 
 criterion_group!(benches, bench);
