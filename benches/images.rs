@@ -8,7 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 /// faults, and mimalloc reuses freed memory where glibc's mmap threshold returns it.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use llm_render::media::{decode, DecodeLimits, QwenVlProcessor};
+use llm_render::media::{decode, resample, DecodeLimits, QwenVlProcessor};
 use std::path::PathBuf;
 
 fn bench(c: &mut Criterion) {
@@ -41,6 +41,32 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+
+    // The stages of photo_1080p, to see where the time goes.
+    let Some(bytes) = std::fs::read(root.join("goldens/images/photo_1080p.jpg")).ok() else {
+        return;
+    };
+    let Ok(decoded) = decode(&bytes, &limits) else {
+        return;
+    };
+    let rgb = decoded.rgb;
+    let Ok(plan) = processor.plan(rgb.height(), rgb.width()) else {
+        return;
+    };
+    let (h, w) = plan.resized_hw;
+    let mut g = c.benchmark_group("photo_1080p_stages");
+    g.sample_size(20);
+    g.bench_function("decode", |b| b.iter(|| decode(&bytes, &limits).is_ok()));
+    g.bench_function("resize", |b| {
+        b.iter(|| resample::resize_bicubic(&rgb, w, h).width())
+    });
+    g.bench_function("process_uint8", |b| {
+        b.iter(|| processor.process_with(&rgb, false).map(|p| p.rows).ok())
+    });
+    g.bench_function("process_float32", |b| {
+        b.iter(|| processor.process(&rgb).map(|p| p.rows).ok())
+    });
     g.finish();
 }
 

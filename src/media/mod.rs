@@ -11,7 +11,7 @@ mod decode;
 mod fetch;
 mod mm_hash;
 mod qwen_vl;
-mod resample;
+pub mod resample;
 mod square;
 
 pub use decode::{decode, DecodeLimits, Decoded};
