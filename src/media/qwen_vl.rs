@@ -172,29 +172,28 @@ impl QwenVlProcessor {
 
     /// Rescale + normalize of patchified bytes: `(x / 255 - mean) / std` in f32, computed as
     /// transformers computes it (dividing by 255 is bit-identical to its result; multiplying
-    /// by 1/255 differs in the last bit for some values; other rescale factors multiply).
-    /// The patches are runs of `run` values of one channel (run i is channel i % 3), each a
-    /// frame of `frame` values repeated, so only the first frame is computed; the arithmetic
-    /// vectorizes (a lookup table did not: a gather per value).
+    /// by 1/255 differs in the last bit for some values; other rescale factors multiply),
+    /// once per byte value and channel into a lookup table. The patches are runs of `run`
+    /// values of one channel (run i is channel i % 3), each a frame of `frame` values
+    /// repeated, so only the first frame is looked up and the others are copied.
     fn normalize(&self, patches: &[u8], run: usize, frame: usize) -> Vec<f32> {
         let divide = (self.rescale - 1.0 / 255.0).abs() < 1e-9;
+        let mut lut = [[0f32; 256]; 3];
+        for (c, table) in lut.iter_mut().enumerate() {
+            for (x, v) in table.iter_mut().enumerate() {
+                let scaled = if divide {
+                    x as f32 / 255.0
+                } else {
+                    x as f32 * self.rescale
+                };
+                *v = (scaled - self.mean[c]) / self.std[c];
+            }
+        }
         let mut out = Vec::with_capacity(patches.len());
         for (i, src) in patches.chunks_exact(run).enumerate() {
-            let (mean, std, rescale) = (self.mean[i % 3], self.std[i % 3], self.rescale);
+            let table = &lut[i % 3];
             let first = out.len();
-            if divide {
-                out.extend(
-                    src[..frame]
-                        .iter()
-                        .map(|&x| (x as f32 / 255.0 - mean) / std),
-                );
-            } else {
-                out.extend(
-                    src[..frame]
-                        .iter()
-                        .map(|&x| (x as f32 * rescale - mean) / std),
-                );
-            }
+            out.extend(src[..frame].iter().map(|&x| table[x as usize]));
             for _ in 1..run / frame {
                 out.extend_from_within(first..first + frame);
             }
@@ -230,26 +229,26 @@ impl QwenVlProcessor {
         let rows = gh * gw;
         let stride = w as usize * 3;
         let src: &[u8] = resized.as_raw();
-        // One row per patch, in merge-window order: `[channel][frame][y][x]`. Buffers are
-        // filled by `extend` in order rather than zeroed first: at 1080p that zeroing was
-        // ~60 MB of memset for bytes written again at once.
+        // One row per patch, in merge-window order: `[channel][frame][y][x]`. Each patch's
+        // frame is split into channel planes in a small buffer, then appended once per
+        // frame: the output is written in order, never zeroed first (at 1080p, zeroing was
+        // ~60 MB of memset for bytes written again at once).
         let plane = p * p;
+        let mut frame = vec![0u8; 3 * plane];
         let mut patches = Vec::with_capacity(rows * cols);
         for bh in 0..gh / m {
             for bw in 0..gw / m {
                 for mh in 0..m {
                     for mw in 0..m {
-                        let (py0, px0) = ((bh * m + mh) * p, (bw * m + mw) * p);
-                        for c in 0..3 {
-                            let first = patches.len();
-                            for y in 0..p {
-                                let base = (py0 + y) * stride + px0 * 3;
-                                let row = &src[base..base + p * 3];
-                                patches.extend(row.chunks_exact(3).map(|px| px[c]));
-                            }
-                            // The frame repeated `temporal_patch_size` times.
-                            for _ in 1..t {
-                                patches.extend_from_within(first..first + plane);
+                        let origin = ((bh * m + mh) * p) * stride + (bw * m + mw) * p * 3;
+                        match p {
+                            14 => split_planes::<14>(src, stride, origin, &mut frame),
+                            16 => split_planes::<16>(src, stride, origin, &mut frame),
+                            _ => split_planes_any(src, stride, origin, p, &mut frame),
+                        }
+                        for channel in frame.chunks_exact(plane) {
+                            for _ in 0..t {
+                                patches.extend_from_slice(channel);
                             }
                         }
                     }
@@ -270,6 +269,39 @@ impl QwenVlProcessor {
             resized_hw: (h, w),
             num_tokens,
         })
+    }
+}
+
+/// One `P`×`P` patch of an RGB image (top-left byte at `origin`) as three channel planes
+/// `[c][y][x]` in `frame`. A fixed `P` lets each row's loop unroll with no bounds checks.
+fn split_planes<const P: usize>(src: &[u8], stride: usize, origin: usize, frame: &mut [u8]) {
+    let (r, rest) = frame.split_at_mut(P * P);
+    let (g, b) = rest.split_at_mut(P * P);
+    for (y, ((r, g), b)) in r
+        .chunks_exact_mut(P)
+        .zip(g.chunks_exact_mut(P))
+        .zip(b.chunks_exact_mut(P))
+        .enumerate()
+    {
+        let row = &src[origin + y * stride..][..3 * P];
+        for (i, px) in row.chunks_exact(3).enumerate() {
+            r[i] = px[0];
+            g[i] = px[1];
+            b[i] = px[2];
+        }
+    }
+}
+
+/// [`split_planes`] for any patch size.
+fn split_planes_any(src: &[u8], stride: usize, origin: usize, p: usize, frame: &mut [u8]) {
+    let plane = p * p;
+    for y in 0..p {
+        let row = &src[origin + y * stride..][..3 * p];
+        for (i, px) in row.chunks_exact(3).enumerate() {
+            for (c, &v) in px.iter().enumerate() {
+                frame[c * plane + y * p + i] = v;
+            }
+        }
     }
 }
 
