@@ -121,6 +121,81 @@ pub fn write_value(out: &mut Vec<u8>, v: &serde_json::Value) -> serde_json::Resu
     Ok(())
 }
 
+/// JSON output as a list of buffers: a large string taken from an owned value becomes its
+/// own buffer instead of being copied into one contiguous output. An image response's
+/// base64 tensors are tens of MB; copying them into the body cost a fresh allocation of
+/// that size (page faults) and a memmove per request.
+#[derive(Debug, Default)]
+pub struct JsonChunks {
+    done: Vec<bytes::Bytes>,
+    /// The buffer being written.
+    pub cur: Vec<u8>,
+}
+
+/// Strings at least this long are moved into their own buffer by [`write_value_owned`].
+const OWNED_STRING: usize = 64 * 1024;
+
+impl JsonChunks {
+    pub fn with_capacity(n: usize) -> JsonChunks {
+        JsonChunks {
+            done: Vec::new(),
+            cur: Vec::with_capacity(n),
+        }
+    }
+
+    fn push_owned(&mut self, b: Vec<u8>) {
+        if !self.cur.is_empty() {
+            self.done.push(std::mem::take(&mut self.cur).into());
+        }
+        self.done.push(b.into());
+    }
+
+    /// The buffers in order (empty ones left out).
+    pub fn finish(mut self) -> Vec<bytes::Bytes> {
+        if !self.cur.is_empty() {
+            self.done.push(self.cur.into());
+        }
+        self.done
+    }
+}
+
+/// [`write_value`] for an owned value: the same bytes, with large strings that need no
+/// escaping moved into `out` as their own buffers rather than copied.
+pub fn write_value_owned(out: &mut JsonChunks, v: serde_json::Value) -> serde_json::Result<()> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if s.len() >= OWNED_STRING && !needs_escape(&s) => {
+            out.cur.push(b'"');
+            out.push_owned(s.into_bytes());
+            out.cur.push(b'"');
+        }
+        Value::Array(items) => {
+            out.cur.push(b'[');
+            for (i, item) in items.into_iter().enumerate() {
+                if i > 0 {
+                    out.cur.push(b',');
+                }
+                write_value_owned(out, item)?;
+            }
+            out.cur.push(b']');
+        }
+        Value::Object(map) => {
+            out.cur.push(b'{');
+            for (i, (k, item)) in map.into_iter().enumerate() {
+                if i > 0 {
+                    out.cur.push(b',');
+                }
+                serde_json::to_writer(&mut out.cur, &k)?;
+                out.cur.push(b':');
+                write_value_owned(out, item)?;
+            }
+            out.cur.push(b'}');
+        }
+        other => write_value(&mut out.cur, &other)?,
+    }
+    Ok(())
+}
+
 /// Bytes `v` takes as JSON, near enough to allocate once (strings dominate).
 pub fn size_hint(v: &serde_json::Value) -> usize {
     use serde_json::Value;
@@ -158,6 +233,16 @@ mod tests {
             String::from_utf8_lossy(&want)
         );
         assert!(size_hint(&v) >= want.len() * 9 / 10);
+        let huge =
+            serde_json::json!({"data": ["QUJD".repeat(40_000), "x\"".repeat(40_000)], "n": 1});
+        let mut chunks = JsonChunks::default();
+        assert!(write_value_owned(&mut chunks, huge.clone()).is_ok());
+        let parts = chunks.finish();
+        assert_eq!(parts.len(), 3); // `{"data":["`, the moved string, the rest
+        assert_eq!(
+            parts.concat(),
+            serde_json::to_vec(&huge).unwrap_or_default()
+        );
     }
 
     fn check(ids: &[u32]) {

@@ -1,3 +1,4 @@
+use super::fast_json::JsonChunks;
 use super::SamplingParams;
 use serde::Serialize;
 use serde_json::Value;
@@ -29,6 +30,37 @@ impl GenerateRequest {
     /// Appends this request as JSON, byte for byte what `serde_json::to_writer` writes, with
     /// `token_ids` and `features` through the fast writers in [`super::fast_json`].
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        self.write_head(out)?;
+        match &self.features {
+            Some(f) => super::fast_json::write_value(out, f)?,
+            None => out.extend_from_slice(b"null"),
+        }
+        self.write_tail(out)
+    }
+
+    /// [`Self::write_json`], consuming the request so that large feature strings (image
+    /// tensors) become buffers of their own instead of being copied.
+    pub fn into_json(mut self, out: &mut JsonChunks) -> serde_json::Result<()> {
+        self.write_head(&mut out.cur)?;
+        match self.features.take() {
+            Some(f) => super::fast_json::write_value_owned(out, f)?,
+            None => out.cur.extend_from_slice(b"null"),
+        }
+        self.write_tail(&mut out.cur)
+    }
+
+    /// Everything before the `features` value.
+    fn write_head(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"request_id\":");
+        serde_json::to_writer(&mut *out, &self.request_id)?;
+        out.extend_from_slice(b",\"token_ids\":");
+        super::fast_json::write_u32_array(out, &self.token_ids);
+        out.extend_from_slice(b",\"features\":");
+        Ok(())
+    }
+
+    /// Every field after `features`, and the closing brace.
+    fn write_tail(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         /// Every field after `features`, borrowed, in declaration order.
         #[derive(Serialize)]
         struct Rest<'a> {
@@ -41,15 +73,6 @@ impl GenerateRequest {
             kv_transfer_params: &'a Option<Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
             block_hashes: &'a Option<Vec<Value>>,
-        }
-        out.extend_from_slice(b"{\"request_id\":");
-        serde_json::to_writer(&mut *out, &self.request_id)?;
-        out.extend_from_slice(b",\"token_ids\":");
-        super::fast_json::write_u32_array(out, &self.token_ids);
-        out.extend_from_slice(b",\"features\":");
-        match &self.features {
-            Some(f) => super::fast_json::write_value(out, f)?,
-            None => out.extend_from_slice(b"null"),
         }
         let rest = out.len();
         serde_json::to_writer(

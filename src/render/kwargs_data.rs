@@ -20,21 +20,33 @@
 //!
 //! A hand-written encoder rather than a msgpack crate: the structure is fixed, it needs
 //! msgspec's exact choices (smallest int encodings, ext headers), and the only large part
-//! is one bulk copy of the patch bytes.
+//! is the patch bytes, base64-encoded from their slice.
 
+use super::b64::B64Writer;
 use crate::media::ProcessedImage;
-use base64::Engine;
 
 /// vLLM's `CUSTOM_TYPE_RAW_VIEW`: a tensor's raw bytes.
 const RAW_VIEW: i8 = 3;
 
-/// A msgpack writer with msgspec's encodings for the types used here.
-struct Msgpack(Vec<u8>);
+/// A msgpack writer with msgspec's encodings for the types used here, base64-encoding as it
+/// goes: small items gather in `buf`, a large ext payload is encoded straight from its slice.
+struct Msgpack {
+    buf: Vec<u8>,
+    out: B64Writer,
+}
 
 impl Msgpack {
+    /// A writer for about `len` bytes of msgpack.
+    fn new(len: usize) -> Msgpack {
+        Msgpack {
+            buf: Vec::with_capacity(256),
+            out: B64Writer::with_input_len(len),
+        }
+    }
+
     fn map(&mut self, n: u8) {
         debug_assert!(n < 16);
-        self.0.push(0x80 | n);
+        self.buf.push(0x80 | n);
     }
 
     fn array(&mut self, n: u8) {
@@ -44,77 +56,83 @@ impl Msgpack {
     /// An array header of any length (fixarray, array16 or array32).
     fn array_len(&mut self, n: usize) {
         if n < 16 {
-            self.0.push(0x90 | n as u8);
+            self.buf.push(0x90 | n as u8);
         } else if n <= u16::MAX as usize {
-            self.0.push(0xdc);
-            self.0.extend_from_slice(&(n as u16).to_be_bytes());
+            self.buf.push(0xdc);
+            self.buf.extend_from_slice(&(n as u16).to_be_bytes());
         } else {
-            self.0.push(0xdd);
-            self.0.extend_from_slice(&(n as u32).to_be_bytes());
+            self.buf.push(0xdd);
+            self.buf.extend_from_slice(&(n as u32).to_be_bytes());
         }
     }
 
     fn str(&mut self, s: &str) {
         let n = s.len();
         if n < 32 {
-            self.0.push(0xa0 | n as u8);
+            self.buf.push(0xa0 | n as u8);
         } else if n <= u8::MAX as usize {
-            self.0.extend_from_slice(&[0xd9, n as u8]);
+            self.buf.extend_from_slice(&[0xd9, n as u8]);
         } else if n <= u16::MAX as usize {
-            self.0.push(0xda);
-            self.0.extend_from_slice(&(n as u16).to_be_bytes());
+            self.buf.push(0xda);
+            self.buf.extend_from_slice(&(n as u16).to_be_bytes());
         } else {
-            self.0.push(0xdb);
-            self.0.extend_from_slice(&(n as u32).to_be_bytes());
+            self.buf.push(0xdb);
+            self.buf.extend_from_slice(&(n as u32).to_be_bytes());
         }
-        self.0.extend_from_slice(s.as_bytes());
+        self.buf.extend_from_slice(s.as_bytes());
     }
 
     fn uint(&mut self, v: u64) {
         if v < 128 {
-            self.0.push(v as u8);
+            self.buf.push(v as u8);
         } else if v <= u8::MAX as u64 {
-            self.0.extend_from_slice(&[0xcc, v as u8]);
+            self.buf.extend_from_slice(&[0xcc, v as u8]);
         } else if v <= u16::MAX as u64 {
-            self.0.push(0xcd);
-            self.0.extend_from_slice(&(v as u16).to_be_bytes());
+            self.buf.push(0xcd);
+            self.buf.extend_from_slice(&(v as u16).to_be_bytes());
         } else if v <= u32::MAX as u64 {
-            self.0.push(0xce);
-            self.0.extend_from_slice(&(v as u32).to_be_bytes());
+            self.buf.push(0xce);
+            self.buf.extend_from_slice(&(v as u32).to_be_bytes());
         } else {
-            self.0.push(0xcf);
-            self.0.extend_from_slice(&v.to_be_bytes());
+            self.buf.push(0xcf);
+            self.buf.extend_from_slice(&v.to_be_bytes());
         }
     }
 
     fn bool(&mut self, v: bool) {
-        self.0.push(if v { 0xc3 } else { 0xc2 });
+        self.buf.push(if v { 0xc3 } else { 0xc2 });
     }
 
     fn nil(&mut self) {
-        self.0.push(0xc0);
+        self.buf.push(0xc0);
     }
 
     fn ext(&mut self, ty: i8, data: &[u8]) {
         let n = data.len();
         match n {
-            1 => self.0.push(0xd4),
-            2 => self.0.push(0xd5),
-            4 => self.0.push(0xd6),
-            8 => self.0.push(0xd7),
-            16 => self.0.push(0xd8),
-            _ if n <= u8::MAX as usize => self.0.extend_from_slice(&[0xc7, n as u8]),
+            1 => self.buf.push(0xd4),
+            2 => self.buf.push(0xd5),
+            4 => self.buf.push(0xd6),
+            8 => self.buf.push(0xd7),
+            16 => self.buf.push(0xd8),
+            _ if n <= u8::MAX as usize => self.buf.extend_from_slice(&[0xc7, n as u8]),
             _ if n <= u16::MAX as usize => {
-                self.0.push(0xc8);
-                self.0.extend_from_slice(&(n as u16).to_be_bytes());
+                self.buf.push(0xc8);
+                self.buf.extend_from_slice(&(n as u16).to_be_bytes());
             }
             _ => {
-                self.0.push(0xc9);
-                self.0.extend_from_slice(&(n as u32).to_be_bytes());
+                self.buf.push(0xc9);
+                self.buf.extend_from_slice(&(n as u32).to_be_bytes());
             }
         }
-        self.0.push(ty as u8);
-        self.0.extend_from_slice(data);
+        self.buf.push(ty as u8);
+        if data.len() > 4096 {
+            self.out.write(&self.buf);
+            self.buf.clear();
+            self.out.write(data);
+        } else {
+            self.buf.extend_from_slice(data);
+        }
     }
 
     /// `"image_grid_thw": {"data": ["int64", [3], Ext], "field": ["batched", {...}]}`.
@@ -139,8 +157,9 @@ impl Msgpack {
         self.bool(true);
     }
 
-    fn base64(&self) -> String {
-        base64::engine::general_purpose::STANDARD.encode(&self.0)
+    fn base64(mut self) -> String {
+        self.out.write(&self.buf);
+        self.out.finish()
     }
 }
 
@@ -148,7 +167,7 @@ impl Msgpack {
 /// every image in the request, in order: vLLM's flat field is shared by the request's items,
 /// so each item carries the slices of all of them (`[[[0, r0, null]], [[r0, r0 + r1, null]], ..]`).
 pub fn kwargs_data(p: &ProcessedImage, all_rows: &[usize]) -> String {
-    let mut w = Msgpack(Vec::with_capacity(p.patches.len() + 256));
+    let mut w = Msgpack::new(p.patches.len() + 256);
     w.map(2);
     w.str("pixel_values");
     w.map(2);
@@ -185,7 +204,7 @@ pub fn kwargs_data(p: &ProcessedImage, all_rows: &[usize]) -> String {
 
 /// The image's `mm_metadata` entry (base64 msgpack of the CPU-side fields).
 pub fn mm_metadata(p: &ProcessedImage) -> String {
-    let mut w = Msgpack(Vec::with_capacity(96));
+    let mut w = Msgpack::new(96);
     w.map(1);
     w.grid_thw(p.grid_thw);
     w.base64()

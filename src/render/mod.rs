@@ -1,6 +1,7 @@
 //! Chat and completion requests → prompt text → token IDs, exactly as Hugging Face
 //! transformers `apply_chat_template` + `encode(add_special_tokens=False)` produce them.
 
+mod b64;
 pub mod chat;
 pub mod completion;
 mod kwargs_data;
@@ -56,27 +57,6 @@ impl TensorDtype {
             TensorDtype::Float32 => "float32",
             TensorDtype::Bfloat16 => "bfloat16",
             TensorDtype::None => "none",
-        }
-    }
-
-    /// Little-endian bytes of `values` in this type.
-    pub fn encode(self, values: &[f32]) -> Vec<u8> {
-        match self {
-            TensorDtype::Float32 => {
-                let mut out = Vec::with_capacity(values.len() * 4);
-                for v in values {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                out
-            }
-            TensorDtype::Bfloat16 => {
-                let mut out = Vec::with_capacity(values.len() * 2);
-                for v in values {
-                    out.extend_from_slice(&f32_to_bf16(*v).to_le_bytes());
-                }
-                out
-            }
-            TensorDtype::None => Vec::new(),
         }
     }
 }

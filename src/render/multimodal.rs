@@ -14,7 +14,6 @@ use super::RenderOptions;
 use crate::error::RenderError;
 use crate::media::{self, HashAlgo, MediaError, ProcessedImage};
 use crate::model::Model;
-use base64::Engine;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -159,12 +158,11 @@ pub fn expand_images(
         let tensors: Vec<Value> = items
             .iter()
             .map(|(_, p)| {
-                let bytes = dtype.encode(&p.pixel_values);
                 json!({
                     "pixel_values": {
                         "dtype": dtype.name(),
                         "shape": [p.rows, p.cols],
-                        "data": base64::engine::general_purpose::STANDARD.encode(bytes),
+                        "data": super::b64::encode_f32(&p.pixel_values, dtype),
                     },
                     "image_grid_thw": p.grid_thw,
                 })

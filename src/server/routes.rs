@@ -3,6 +3,7 @@
 
 use super::{ApiError, AppState};
 use crate::error::RenderError;
+use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{
     parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
     GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
@@ -73,27 +74,64 @@ async fn blocking<T: Send + 'static>(
     }
 }
 
-/// A JSON body already serialized (on the worker that rendered it).
-pub struct JsonBytes(Vec<u8>);
+/// A JSON body already serialized (on the worker that rendered it), as one or more
+/// buffers (see [`JsonChunks`]); sent with its exact `content-length`.
+pub struct JsonBytes(Vec<Bytes>);
 
 impl IntoResponse for JsonBytes {
     fn into_response(self) -> axum::response::Response {
-        ([(header::CONTENT_TYPE, "application/json")], self.0).into_response()
+        let len = self.0.iter().map(|b| b.len() as u64).sum();
+        let body = axum::body::Body::new(ChunkedBody {
+            parts: self.0.into(),
+            left: len,
+        });
+        ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+    }
+}
+
+/// A body of buffers sent in order, each without a copy.
+struct ChunkedBody {
+    parts: std::collections::VecDeque<Bytes>,
+    left: u64,
+}
+
+impl http_body::Body for ChunkedBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let next = self.parts.pop_front();
+        if let Some(b) = &next {
+            self.left -= b.len() as u64;
+        }
+        std::task::Poll::Ready(next.map(|b| Ok(http_body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.left)
     }
 }
 
 impl JsonBytes {
     /// One `GenerateRequest`, through its fast writer.
-    fn generate(g: &GenerateRequest) -> Result<Self, RenderError> {
-        Self::generate_list(std::slice::from_ref(g), false)
+    fn generate(g: GenerateRequest) -> Result<Self, RenderError> {
+        let mut out = JsonChunks::with_capacity(g.json_size_hint().min(1 << 20));
+        g.into_json(&mut out)
+            .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
+        Ok(JsonBytes(out.finish()))
     }
 
-    /// `[g, ...]` when `array`, else the single element.
-    fn generate_list(gs: &[GenerateRequest], array: bool) -> Result<Self, RenderError> {
+    /// `[g, ...]`.
+    fn generate_list(gs: &[GenerateRequest]) -> Result<Self, RenderError> {
         let mut out = Vec::with_capacity(gs.iter().map(|g| g.json_size_hint()).sum());
-        if array {
-            out.push(b'[');
-        }
+        out.push(b'[');
         for (i, g) in gs.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
@@ -101,10 +139,8 @@ impl JsonBytes {
             g.write_json(&mut out)
                 .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
         }
-        if array {
-            out.push(b']');
-        }
-        Ok(JsonBytes(out))
+        out.push(b']');
+        Ok(JsonBytes(vec![out.into()]))
     }
 }
 
@@ -124,7 +160,7 @@ pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<Jso
         let (out, timings) = render::render_chat_with(&model, &req, &st2.config.render, &media)?;
         st2.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
-        JsonBytes::generate(&out)
+        JsonBytes::generate(out)
     })
     .await?;
     Ok(out)
@@ -142,7 +178,7 @@ pub async fn completion_render(
         let (out, timings) = render_completion(&model, &req)?;
         let tokens = out.iter().map(|g| g.token_ids.len()).sum();
         st2.metrics.observe_render(&model.name, tokens, timings);
-        JsonBytes::generate_list(&out, true)
+        JsonBytes::generate_list(&out)
     })
     .await?;
     Ok(out)
