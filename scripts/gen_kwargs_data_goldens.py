@@ -2,7 +2,9 @@
 
 Starts `vllm launch render` (CPU only) on the fixture Qwen2.5-VL bundle, renders chat requests
 with images from fixtures/goldens/images, and writes one line per request:
-  {"id", "images": [file, ...], "token_ids_sha256", "mm_placeholders",
+  {"id", "images": [file, ...], "mm_processor_kwargs"?, "model_id", "mm_hashes",
+   "token_ids_sha256",
+   "mm_placeholders",
    "kwargs_data": [{"len", "sha256"}], "mm_metadata": [<exact base64 string>]}
 kwargs_data strings are large (base64 msgpack of uint8 patches), so only their length and
 sha256 are kept; `mm_metadata` is small and kept verbatim.
@@ -41,16 +43,26 @@ CASES = [
     ("single_gray", ["gray_256x192.png"]),
     ("single_wide", ["wide_3000x20.png"]),
     ("two_images", ["square_400x400.png", "palette_trns_96x64.png"]),
+    # Per-request resolution bounds: they change the grid, and vLLM hashes them with the
+    # image (in the order given), so mm_hashes differ from the same image without them.
+    ("rgb_max_pixels", ["rgb_640x480.png"], {"max_pixels": 200704}),
+    ("rgb_min_max", ["rgb_640x480.png"], {"min_pixels": 3136, "max_pixels": 100352}),
+    ("rgb_max_min", ["rgb_640x480.png"], {"max_pixels": 100352, "min_pixels": 3136}),
+    ("tiny_min_pixels", ["tiny_14x14.png"], {"min_pixels": 200704}),
+    ("two_images_max", ["square_400x400.png", "palette_trns_96x64.png"], {"max_pixels": 50176}),
 ]
 
 
-def request(files):
+def request(files, kwargs=None):
     content = []
     for f in files:
         data = base64.b64encode(open(os.path.join(ROOT, "fixtures/goldens/images", f), "rb").read()).decode()
         content.append({"type": "image_url", "image_url": {"url": "data:image/png;base64," + data}})
     content.append({"type": "text", "text": "Describe the images."})
-    return {"model": "qwen2_5_vl", "messages": [{"role": "user", "content": content}]}
+    req = {"model": "qwen2_5_vl", "messages": [{"role": "user", "content": content}]}
+    if kwargs:
+        req["mm_processor_kwargs"] = kwargs
+    return req
 
 
 def canonical(item):
@@ -79,14 +91,19 @@ def post(body):
 
 
 def main():
-    args = ["--served-model-name", "qwen2_5_vl", "--mm-processor-kwargs", '{"use_fast": false}']
-    with vllm_render("qwen2_5_vl", PORT, args), open(sys.argv[1], "w") as out:
-        for name, files in CASES:
-            r = post(request(files))
+    args = ["--served-model-name", "qwen2_5_vl", "--mm-processor-kwargs", '{"use_fast": false}',
+            "--trust-request-mm-kwargs"]
+    with vllm_render("qwen2_5_vl", PORT, args) as model_id, open(sys.argv[1], "w") as out:
+        for name, files, *kwargs in CASES:
+            kwargs = kwargs[0] if kwargs else None
+            r = post(request(files, kwargs))
             f = r["features"]
             ids = ",".join(map(str, r["token_ids"])).encode()
             out.write(json.dumps({
                 "id": name, "images": files,
+                **({"mm_processor_kwargs": kwargs} if kwargs else {}),
+                # vLLM hashes images with its `--model` value: here the temporary model dir
+                "model_id": model_id, "mm_hashes": f["mm_hashes"]["image"],
                 "token_ids_sha256": hashlib.sha256(ids).hexdigest(),
                 "mm_placeholders": f["mm_placeholders"]["image"],
                 "kwargs_data": [canonical(k) for k in f["kwargs_data"]["image"]],

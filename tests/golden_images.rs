@@ -183,12 +183,12 @@ fn mm_hashes_are_exact() {
         }
         let model = h["model_id"].as_str().unwrap();
         assert_eq!(
-            media::mm_hash_image_bytes(&bytes, converted, model, HashAlgo::Blake3),
+            media::mm_hash_image_bytes(&bytes, converted, model, &[], HashAlgo::Blake3),
             s["mm_hash_blake3"],
             "{file}"
         );
         assert_eq!(
-            media::mm_hash_image_bytes(&bytes, converted, model, HashAlgo::Sha256),
+            media::mm_hash_image_bytes(&bytes, converted, model, &[], HashAlgo::Sha256),
             s["mm_hash_sha256"],
             "{file}"
         );

@@ -13,9 +13,13 @@ const VL_NAME: &str = "Qwen/Qwen2.5-VL-7B-Instruct";
 /// A server on the Qwen2.5-VL fixture, served under its Hub id: vLLM hashes images with
 /// the `--model` value, so serving under that name reproduces its mm hashes.
 fn vl_server(opts: llm_render::render::RenderOptions) -> String {
+    vl_server_named(VL_NAME, opts)
+}
+
+fn vl_server_named(name: &str, opts: llm_render::render::RenderOptions) -> String {
     use llm_render::model::{LoadOptions, Model, ModelRegistry};
     let m = Model::load_dir(
-        VL_NAME,
+        name,
         &fixtures().join("models/qwen2_5_vl"),
         &LoadOptions::default(),
     )
@@ -407,16 +411,23 @@ fn bfloat16_tensors_on_request() {
 
 /// `features.kwargs_data` and `mm_metadata` byte for byte as vLLM 0.33's render server wrote
 /// them for the same requests (`scripts/gen_kwargs_data_goldens.py`), with the same token
-/// IDs and placeholders.
+/// IDs, placeholders and mm hashes, per-request `min_pixels`/`max_pixels` included.
 #[test]
 fn kwargs_data_equals_vllm() {
     use sha2::{Digest, Sha256};
-    let base = vl_server(Default::default());
     let goldens =
         std::fs::read_to_string(fixtures().join("goldens/render_mm/kwargs_data.jsonl")).unwrap();
+    // vLLM hashed with its `--model` value, the temporary dir it was served from.
+    let first: Value = serde_json::from_str(goldens.lines().next().unwrap()).unwrap();
+    let opts = llm_render::render::RenderOptions {
+        trust_request_mm_kwargs: true,
+        ..Default::default()
+    };
+    let base = vl_server_named(first["model_id"].as_str().unwrap(), opts);
     let mut n = 0;
     for line in goldens.lines() {
         let g: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(g["model_id"], first["model_id"]);
         let mut content: Vec<Value> = g["images"]
             .as_array()
             .unwrap()
@@ -428,9 +439,17 @@ fn kwargs_data_equals_vllm() {
             })
             .collect();
         content.push(serde_json::json!({"type": "text", "text": "Describe the images."}));
-        let body = serde_json::json!({"messages": [{"role": "user", "content": content}]});
+        let mut body = serde_json::json!({"messages": [{"role": "user", "content": content}]});
+        if !g["mm_processor_kwargs"].is_null() {
+            body["mm_processor_kwargs"] = g["mm_processor_kwargs"].clone();
+        }
         let (status, out) = post(&base, &body);
         assert_eq!(status, 200, "{}: {out}", g["id"]);
+        assert_eq!(
+            out["features"]["mm_hashes"]["image"], g["mm_hashes"],
+            "{}",
+            g["id"]
+        );
         let ids: Vec<String> = out["token_ids"]
             .as_array()
             .unwrap()
@@ -461,5 +480,41 @@ fn kwargs_data_equals_vllm() {
         }
         n += 1;
     }
-    assert_eq!(n, 7);
+    assert_eq!(n, 12);
+}
+
+/// Per-request resize bounds are refused unless the server trusts them, and a `min_pixels`
+/// that would blow an image up past the pixel limit is refused before processing.
+#[test]
+fn processor_kwargs_need_trust_and_respect_the_pixel_limit() {
+    let png = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let mut body = image_request(&[data_url("image/png", &png)]);
+    body["mm_processor_kwargs"] = serde_json::json!({"min_pixels": 200704});
+    let (status, out) = post(&vl_server(Default::default()), &body);
+    assert_eq!(status, 400, "{out}");
+    assert_eq!(out["error"]["param"], "mm_processor_kwargs.min_pixels");
+    assert!(out["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("--trust-request-mm-kwargs"));
+
+    let trusted = vl_server(llm_render::render::RenderOptions {
+        trust_request_mm_kwargs: true,
+        ..Default::default()
+    });
+    let (status, out) = post(&trusted, &body);
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(
+        out["features"]["mm_placeholders"]["image"][0]["length"],
+        256
+    );
+    body["mm_processor_kwargs"] = serde_json::json!({"min_pixels": 1_000_000_000_000u64});
+    let (status, out) = post(&trusted, &body);
+    assert_eq!(status, 400, "{out}");
+    assert!(out["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("would be resized"));
+    body["mm_processor_kwargs"] = serde_json::json!({"max_pixels": "many"});
+    assert_eq!(post(&trusted, &body).0, 400);
 }

@@ -105,6 +105,11 @@ pub struct ModelArgs {
     /// Accept `chat_template` in requests (compiled per request). Only for trusted clients.
     #[arg(long)]
     pub trust_request_chat_template: bool,
+    /// Accept image processor settings in requests (`mm_processor_kwargs.min_pixels` and
+    /// `max_pixels`), as vLLM's flag of the same name: they change how much work an image
+    /// costs, so only for trusted clients.
+    #[arg(long)]
+    pub trust_request_mm_kwargs: bool,
 }
 
 impl ModelArgs {
@@ -185,6 +190,7 @@ impl ModelArgs {
     pub fn render_options(&self) -> RenderOptions {
         RenderOptions {
             trust_request_chat_template: self.trust_request_chat_template,
+            trust_request_mm_kwargs: self.trust_request_mm_kwargs,
             template_fuel: self.fuel(),
             max_images_per_request: self.max_images_per_request,
             decode_limits: crate::media::DecodeLimits {

@@ -13,6 +13,15 @@
 //! ```
 //! digested with blake3 (vLLM's default `mm_hasher_algorithm`) or sha256
 //! (shared/goldens/images/mm_hashes.jsonl has `digest_input_hex` for both shapes).
+//!
+//! Per-request processor kwargs (`min_pixels`, `max_pixels`; vLLM's `hash_factors`) come
+//! between the image and the model id, keys sorted as `hash_kwargs` sorts them:
+//!
+//! ```text
+//! key("mm_processor_kwargs") 0x02 u64(n) (key(name) 0x03 bytes(i64le(value)))*n
+//! ```
+//! with the names in the request's order (a Python dict's order), checked against vLLM's
+//! own server in fixtures/goldens/render_mm/kwargs_data.jsonl.
 
 use sha2::Digest;
 
@@ -27,8 +36,13 @@ fn bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
-/// The exact stream vLLM digests.
-pub fn digest_input(file: &[u8], converted: bool, model_id: &str) -> Vec<u8> {
+/// The exact stream vLLM digests; `kwargs` are the request's processor kwargs, in order.
+pub fn digest_input(
+    file: &[u8],
+    converted: bool,
+    model_id: &str,
+    kwargs: &[(String, i64)],
+) -> Vec<u8> {
     let mut s = Vec::with_capacity(file.len() + 256);
     bytes(&mut s, b"image");
     s.push(0x03);
@@ -53,15 +67,32 @@ pub fn digest_input(file: &[u8], converted: bool, model_id: &str) -> Vec<u8> {
     }
     s.push(0x03);
     bytes(&mut s, file);
+    if !kwargs.is_empty() {
+        bytes(&mut s, b"mm_processor_kwargs");
+        s.push(0x02);
+        s.extend_from_slice(&(kwargs.len() as u64).to_le_bytes());
+        for (name, value) in kwargs {
+            bytes(&mut s, name.as_bytes());
+            s.push(0x03);
+            bytes(&mut s, &value.to_le_bytes());
+        }
+    }
     bytes(&mut s, b"model_id");
     s.push(0x03);
     bytes(&mut s, model_id.as_bytes());
     s
 }
 
-/// The hex mm hash of an image file as vLLM computes it for `model_id` (the `--model` value).
-pub fn mm_hash_image_bytes(file: &[u8], converted: bool, model_id: &str, algo: HashAlgo) -> String {
-    let input = digest_input(file, converted, model_id);
+/// The hex mm hash of an image file as vLLM computes it for `model_id` (the `--model` value)
+/// and the request's processor `kwargs`.
+pub fn mm_hash_image_bytes(
+    file: &[u8],
+    converted: bool,
+    model_id: &str,
+    kwargs: &[(String, i64)],
+    algo: HashAlgo,
+) -> String {
+    let input = digest_input(file, converted, model_id, kwargs);
     let digest: Vec<u8> = match algo {
         HashAlgo::Blake3 => blake3::hash(&input).as_bytes().to_vec(),
         HashAlgo::Sha256 => sha2::Sha256::digest(&input).to_vec(),

@@ -52,6 +52,13 @@ pub enum MediaError {
         pixels: u64,
         limit: u64,
     },
+    #[error("the image would be resized to {width}x{height} = {pixels} pixels, more than the limit of {limit} (--max-image-pixels)")]
+    ResizedTooLarge {
+        width: u32,
+        height: u32,
+        pixels: u64,
+        limit: u64,
+    },
     #[error("image side {side} exceeds the limit of {limit} (--max-image-side)")]
     TooLarge { side: u32, limit: u32 },
     #[error("cannot decode image: {0}")]

@@ -195,7 +195,7 @@ pub fn render_chat_prompt_with(
         token_ids,
         opts,
         media,
-        tensor_dtype(req, opts)?,
+        &super::mm_kwargs::ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?,
     )?;
     Ok(ChatRendered {
         prompt,
@@ -203,33 +203,6 @@ pub fn render_chat_prompt_with(
         features,
         timings,
     })
-}
-
-/// The `mm_tensors` element type: the request's `mm_processor_kwargs.output_dtype`, else
-/// the server's `--mm-tensor-dtype`.
-fn tensor_dtype(
-    req: &ChatRequest,
-    opts: &RenderOptions,
-) -> Result<super::TensorDtype, RenderError> {
-    let Some(kwargs) = &req.mm_processor_kwargs else {
-        return Ok(opts.tensor_dtype);
-    };
-    if let Some(k) = kwargs.keys().find(|k| k.as_str() != "output_dtype") {
-        return Err(RenderError::invalid(
-            format!("mm_processor_kwargs.{k}"),
-            format!("mm_processor_kwargs.{k} is not supported (only output_dtype)"),
-        ));
-    }
-    match kwargs.get("output_dtype").and_then(|v| v.as_str()) {
-        None => Ok(opts.tensor_dtype),
-        Some("float32") => Ok(super::TensorDtype::Float32),
-        Some("bfloat16") => Ok(super::TensorDtype::Bfloat16),
-        Some("none") => Ok(super::TensorDtype::None),
-        Some(other) => Err(RenderError::invalid(
-            "mm_processor_kwargs.output_dtype",
-            format!("output_dtype must be float32, bfloat16 or none, got {other:?}"),
-        )),
-    }
 }
 
 /// Tokenizes `text`; special and added tokens in it are matched (`split_special_tokens=False`).

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod completion;
 mod kwargs_data;
 pub mod messages;
+pub mod mm_kwargs;
 pub mod multimodal;
 pub mod pyjson;
 pub mod sampling;
@@ -25,6 +26,9 @@ pub struct RenderOptions {
     /// Allow `chat_template` in the request (compiled per request; vLLM's
     /// `--trust-request-chat-template`).
     pub trust_request_chat_template: bool,
+    /// Allow `mm_processor_kwargs` other than `output_dtype` (vLLM's
+    /// `--trust-request-mm-kwargs`).
+    pub trust_request_mm_kwargs: bool,
     /// Fuel for per-request templates; model templates carry their own from load time.
     pub template_fuel: Option<u64>,
     /// Images one request may carry.
@@ -74,6 +78,7 @@ impl Default for RenderOptions {
     fn default() -> Self {
         RenderOptions {
             trust_request_chat_template: false,
+            trust_request_mm_kwargs: false,
             template_fuel: None,
             max_images_per_request: 16,
             decode_limits: crate::media::DecodeLimits::default(),

@@ -76,8 +76,9 @@ pub fn expand_images(
     token_ids: Vec<u32>,
     opts: &RenderOptions,
     fetched: &FetchedMedia,
-    dtype: super::TensorDtype,
+    kw: &super::mm_kwargs::ImageKwargs,
 ) -> Result<(Vec<u32>, Option<Value>), RenderError> {
+    let dtype = kw.dtype;
     if images.is_empty() {
         return Ok((token_ids, None));
     }
@@ -91,6 +92,9 @@ pub fn expand_images(
     let (Some(processor), Some(pad)) = (&model.image_processor, model.image_token_id) else {
         return Err(media_err("messages", MediaError::NoProcessor));
     };
+    let mut processor = processor.clone();
+    processor.min_pixels = kw.min_pixels.unwrap_or(processor.min_pixels);
+    processor.max_pixels = kw.max_pixels.unwrap_or(processor.max_pixels);
     // Same URL, same bytes: load, decode, hash and process once.
     let mut by_url: HashMap<&str, (String, Arc<ProcessedImage>)> = HashMap::new();
     let mut items = Vec::with_capacity(images.len());
@@ -110,8 +114,30 @@ pub fn expand_images(
         };
         let decoded =
             media::decode(&bytes, &opts.decode_limits).map_err(|e| media_err(&img.param, e))?;
-        let hash =
-            media::mm_hash_image_bytes(&bytes, decoded.converted, &model.name, HashAlgo::Blake3);
+        // The request may move the resize bounds (`min_pixels`): the processed size is held
+        // to the decode limit too, before anything of that size is allocated.
+        let plan = processor
+            .plan(decoded.rgb.height(), decoded.rgb.width())
+            .map_err(|e| media_err(&img.param, e))?;
+        let (h, w) = plan.resized_hw;
+        let pixels = h as u64 * w as u64;
+        if pixels > opts.decode_limits.max_pixels {
+            let limit = opts.decode_limits.max_pixels;
+            let e = MediaError::ResizedTooLarge {
+                width: w,
+                height: h,
+                pixels,
+                limit,
+            };
+            return Err(media_err(&img.param, e));
+        }
+        let hash = media::mm_hash_image_bytes(
+            &bytes,
+            decoded.converted,
+            &model.name,
+            &kw.hashed,
+            HashAlgo::Blake3,
+        );
         let processed = Arc::new(
             processor
                 .process_with(&decoded.rgb, dtype != super::TensorDtype::None)

@@ -1,0 +1,129 @@
+//! A chat request's `mm_processor_kwargs`: what it may change about image processing, and
+//! what of it goes into the images' content hashes.
+//!
+//! * `output_dtype` (ext): the `mm_tensors` element type, `float32`, `bfloat16` or `none`;
+//!   always accepted, never hashed (it changes only our extension field).
+//! * `min_pixels`, `max_pixels`: the Qwen-VL processor's resize bounds, as transformers'
+//!   `Qwen2VLImageProcessor` takes them per call. vLLM 0.33 refuses per-request processor
+//!   kwargs unless started with `--trust-request-mm-kwargs`, and so do we. When given, vLLM
+//!   hashes them with each image (`MultiModalHasher.hash_kwargs(..., mm_processor_kwargs=
+//!   {...})`, in the order the request gave them), so the same image at another resolution
+//!   gets another cache key; `media::mm_hash` reproduces that.
+//!
+//! Other keys are refused with a 400 rather than silently ignored.
+
+use super::{RenderOptions, TensorDtype};
+use crate::error::RenderError;
+use serde_json::{Map, Value};
+
+/// The image settings of one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageKwargs {
+    pub dtype: TensorDtype,
+    pub min_pixels: Option<u64>,
+    pub max_pixels: Option<u64>,
+    /// The processor kwargs as vLLM hashes them: name and value, in request order.
+    pub hashed: Vec<(String, i64)>,
+}
+
+impl ImageKwargs {
+    pub fn parse(
+        kwargs: Option<&Map<String, Value>>,
+        opts: &RenderOptions,
+    ) -> Result<ImageKwargs, RenderError> {
+        let mut out = ImageKwargs {
+            dtype: opts.tensor_dtype,
+            min_pixels: None,
+            max_pixels: None,
+            hashed: Vec::new(),
+        };
+        for (k, v) in kwargs.into_iter().flatten() {
+            let param = format!("mm_processor_kwargs.{k}");
+            match k.as_str() {
+                "output_dtype" => out.dtype = parse_dtype(v)?,
+                "min_pixels" | "max_pixels" if !opts.trust_request_mm_kwargs => {
+                    return Err(RenderError::invalid(
+                        param,
+                        format!(
+                            "mm_processor_kwargs.{k} is refused: per-request processor kwargs \
+                             change the cost of preprocessing; start the server with \
+                             --trust-request-mm-kwargs to accept them from trusted clients"
+                        ),
+                    ));
+                }
+                "min_pixels" | "max_pixels" => {
+                    let n = v
+                        .as_u64()
+                        .filter(|n| (1..=i64::MAX as u64).contains(n))
+                        .ok_or_else(|| {
+                            RenderError::invalid(
+                                &param,
+                                format!("{param} must be a positive integer, got {v}"),
+                            )
+                        })?;
+                    if k == "min_pixels" {
+                        out.min_pixels = Some(n);
+                    } else {
+                        out.max_pixels = Some(n);
+                    }
+                    out.hashed.push((k.clone(), n as i64));
+                }
+                _ => {
+                    return Err(RenderError::invalid(
+                        param,
+                        format!(
+                            "mm_processor_kwargs.{k} is not supported (output_dtype, and with \
+                             --trust-request-mm-kwargs min_pixels and max_pixels)"
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn parse_dtype(v: &Value) -> Result<TensorDtype, RenderError> {
+    match v.as_str() {
+        Some("float32") => Ok(TensorDtype::Float32),
+        Some("bfloat16") => Ok(TensorDtype::Bfloat16),
+        Some("none") => Ok(TensorDtype::None),
+        _ => Err(RenderError::invalid(
+            "mm_processor_kwargs.output_dtype",
+            format!("output_dtype must be float32, bfloat16 or none, got {v}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value, trust: bool) -> Result<ImageKwargs, RenderError> {
+        let opts = RenderOptions {
+            trust_request_mm_kwargs: trust,
+            ..Default::default()
+        };
+        ImageKwargs::parse(v.as_object(), &opts)
+    }
+
+    #[test]
+    fn bounds_need_trust_and_keep_their_order() {
+        assert!(parse(json!({"max_pixels": 100352}), false).is_err());
+        let k = parse(
+            json!({"max_pixels": 100352, "output_dtype": "none", "min_pixels": 3136}),
+            true,
+        )
+        .unwrap();
+        assert_eq!((k.min_pixels, k.max_pixels), (Some(3136), Some(100352)));
+        assert_eq!(k.dtype, TensorDtype::None);
+        let names: Vec<&str> = k.hashed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["max_pixels", "min_pixels"]);
+        assert!(parse(json!({"min_pixels": 0}), true).is_err());
+        assert!(parse(json!({"min_pixels": 3.5}), true).is_err());
+        assert!(parse(json!({"fps": 2}), true).is_err());
+        assert!(parse(json!({"output_dtype": "int8"}), false).is_err());
+        assert_eq!(parse(json!({}), false).unwrap().hashed, vec![]);
+    }
+}
