@@ -68,6 +68,11 @@ def feature_cases():
         {"role": "assistant", "content": "", "tool_calls": [{"id": "n", "type": "function", "function": {
             "name": "get_weather", "arguments": {"a": 2.0, "b": 1e20, "c": 1.5e-7, "d": -0.0, "e": 123456789012345678, "f": 0.1}}}]},
         {"role": "user", "content": "ok"}])
+    # `{{ x }}` and `x|string` of floats are Python's str(): 1e-05, 1e+16, inside lists too
+    add("f_print_floats", chat_template_kwargs={"print_values": [
+        1e-05, 1e16, 0.1, 2.0, 1.5e300, -0.0, 123456789.123, 5e-324, 1e15, 0.0001, 12345678901234567890.0,
+        [1e-7, "it's", 2], {"k": 2.5e-5, "s": "x\ty"}, 3, True, None, "str"]},
+        messages=[{"role": "user", "content": "print"}])
     add("f_documents_ascii", documents=[{"title": "café", "text": "Ünïcödé ✓ \"q\"\n"}, {"title": "b", "text": "𝔘"}],
         messages=[{"role": "user", "content": "Summarize."}])
     add("f_reasoning_alias", messages=[

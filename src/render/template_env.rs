@@ -14,7 +14,7 @@
 use super::pyjson::{self, DumpOptions};
 use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
-use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, Output, State, UndefinedBehavior};
 use std::sync::OnceLock;
 
 /// Marker put at the front of errors raised by a template's own `raise_exception`, so the
@@ -35,11 +35,105 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(fuel);
     env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    env.set_formatter(py_formatter);
+    env.add_filter("string", py_string);
     env.add_filter("tojson", tojson);
     env.add_filter("fromjson", fromjson);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
     Ok(env)
+}
+
+/// Writes `{{ value }}` as Jinja2 writes it (`str(value)`). minijinja already prints like
+/// Python (`True`, `None`, `['a', 1]`) except floats: Python's `str(float)` is `repr`, with an
+/// exponent below 1e-4 and from 1e16 (`1e-05`, `1e+16`), where minijinja writes `0.00001` and
+/// `10000000000000000.0`, and `1e-5` inside a list. Floats, and lists and dicts holding one,
+/// are written here; everything else as minijinja does. (`~` and `|string` still use
+/// minijinja's own conversion: a formatter only sees what is printed.)
+fn py_formatter(out: &mut Output, state: &mut State, value: &Value) -> Result<(), Error> {
+    if is_float(value) || (is_container(value) && holds_float(value)) {
+        let mut s = String::new();
+        py_repr(&mut s, value, true);
+        return out.write_str(&s).map_err(Error::from);
+    }
+    minijinja::escape_formatter(out, state, value)
+}
+
+/// Jinja2's `string` filter (`str(value)`), with Python's float printing (see
+/// [`py_formatter`]); strings pass through unchanged.
+fn py_string(value: Value) -> Value {
+    if is_float(&value) || (is_container(&value) && holds_float(&value)) {
+        let mut s = String::new();
+        py_repr(&mut s, &value, true);
+        Value::from(s)
+    } else if value.kind() == ValueKind::String {
+        value
+    } else {
+        Value::from(value.to_string())
+    }
+}
+
+fn is_float(v: &Value) -> bool {
+    v.is_number() && !v.is_integer()
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(v.kind(), ValueKind::Seq | ValueKind::Map)
+}
+
+fn holds_float(v: &Value) -> bool {
+    match v.kind() {
+        ValueKind::Seq => v.try_iter().is_ok_and(|mut it| it.any(|x| holds_float(&x))),
+        ValueKind::Map => v.try_iter().is_ok_and(|mut it| {
+            it.any(|k| holds_float(&k) || v.get_item(&k).is_ok_and(|x| holds_float(&x)))
+        }),
+        _ => is_float(v),
+    }
+}
+
+/// Python's `str` (`top`) or `repr` (inside a container) of `v`.
+fn py_repr(out: &mut String, v: &Value, top: bool) {
+    use std::fmt::Write;
+    if is_float(v) {
+        let f = f64::try_from(v.clone()).unwrap_or(f64::NAN);
+        match f {
+            f if f.is_nan() => out.push_str("nan"),
+            f if f.is_infinite() => out.push_str(if f > 0.0 { "inf" } else { "-inf" }),
+            f => out.push_str(&pyjson::py_float_repr(f)),
+        }
+        return;
+    }
+    match v.kind() {
+        ValueKind::Seq => {
+            out.push('[');
+            for (i, x) in v.try_iter().into_iter().flatten().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                py_repr(out, &x, false);
+            }
+            out.push(']');
+        }
+        ValueKind::Map => {
+            out.push('{');
+            for (i, k) in v.try_iter().into_iter().flatten().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                py_repr(out, &k, false);
+                out.push_str(": ");
+                py_repr(out, &v.get_item(&k).unwrap_or_default(), false);
+            }
+            out.push('}');
+        }
+        // minijinja's Debug of a string is Python's repr (quotes and escapes chosen alike)
+        _ if top => {
+            let _ = write!(out, "{v}");
+        }
+        _ => {
+            let _ = write!(out, "{v:?}");
+        }
+    }
 }
 
 /// Rewrites `{% generation %}` / `{% endgeneration %}` (transformers' assistant-mask tags) into
@@ -186,6 +280,15 @@ mod tests {
             r#"{"a": [true, null, 1.5], "b": 1}"#
         );
         assert_eq!(render("{{ true }} {{ none }}", ctx.clone())?, "True None");
+        // Jinja2 (Python 3.11) output for the same template and values
+        let floats = serde_json::json!({"f": [1e-05, 1e16, 2.0, 0.1], "m": {"a": -0.0}});
+        assert_eq!(
+            render(
+                "{{ f }} {{ f[0] }} {{ f[1] | string }} {{ m }} {{ 1 / 0.0 if false else 3 }}",
+                floats
+            )?,
+            "[1e-05, 1e+16, 2.0, 0.1] 1e-05 1e+16 {'a': -0.0} 3"
+        );
         assert_eq!(
             render("{{ s.strip() }}|{{ s.startswith('  h') }}", ctx.clone())?,
             "hi|True"
