@@ -170,13 +170,11 @@ impl QwenVlProcessor {
         })
     }
 
-    /// Rescale + normalize of patchified bytes: `(x / 255 - mean) / std` in f32, computed as
-    /// transformers computes it (dividing by 255 is bit-identical to its result; multiplying
-    /// by 1/255 differs in the last bit for some values; other rescale factors multiply),
-    /// once per byte value and channel into a lookup table. The patches are runs of `run`
-    /// values of one channel (run i is channel i % 3), each a frame of `frame` values
-    /// repeated, so only the first frame is looked up and the others are copied.
-    fn normalize(&self, patches: &[u8], run: usize, frame: usize) -> Vec<f32> {
+    /// Rescale + normalize as a lookup per channel: `(x / 255 - mean) / std` in f32,
+    /// computed as transformers computes it (dividing by 255 is bit-identical to its result;
+    /// multiplying by 1/255 differs in the last bit for some values; other rescale factors
+    /// multiply), once per byte value.
+    fn normalize_lut(&self) -> [[f32; 256]; 3] {
         let divide = (self.rescale - 1.0 / 255.0).abs() < 1e-9;
         let mut lut = [[0f32; 256]; 3];
         for (c, table) in lut.iter_mut().enumerate() {
@@ -189,16 +187,7 @@ impl QwenVlProcessor {
                 *v = (scaled - self.mean[c]) / self.std[c];
             }
         }
-        let mut out = Vec::with_capacity(patches.len());
-        for (i, src) in patches.chunks_exact(run).enumerate() {
-            let table = &lut[i % 3];
-            let first = out.len();
-            out.extend(src[..frame].iter().map(|&x| table[x as usize]));
-            for _ in 1..run / frame {
-                out.extend_from_within(first..first + frame);
-            }
-        }
-        out
+        lut
     }
 
     /// Resizes, normalizes and patchifies an RGB image.
@@ -236,6 +225,10 @@ impl QwenVlProcessor {
         let plane = p * p;
         let mut frame = vec![0u8; 3 * plane];
         let mut patches = Vec::with_capacity(rows * cols);
+        // The float patches are made from the same small buffer while it is in cache: the
+        // first frame through the lookup, the others copied.
+        let lut = self.normalize_lut();
+        let mut pixel_values = Vec::with_capacity(if normalize { rows * cols } else { 0 });
         for bh in 0..gh / m {
             for bw in 0..gw / m {
                 for mh in 0..m {
@@ -246,20 +239,22 @@ impl QwenVlProcessor {
                             16 => split_planes::<16>(src, stride, origin, &mut frame),
                             _ => split_planes_any(src, stride, origin, p, &mut frame),
                         }
-                        for channel in frame.chunks_exact(plane) {
+                        for (channel, table) in frame.chunks_exact(plane).zip(&lut) {
                             for _ in 0..t {
                                 patches.extend_from_slice(channel);
+                            }
+                            if normalize {
+                                let first = pixel_values.len();
+                                pixel_values.extend(channel.iter().map(|&x| table[x as usize]));
+                                for _ in 1..t {
+                                    pixel_values.extend_from_within(first..first + plane);
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        let pixel_values = if normalize {
-            self.normalize(&patches, t * plane, plane)
-        } else {
-            Vec::new()
-        };
         Ok(ProcessedImage {
             pixel_values,
             patches,
