@@ -283,7 +283,7 @@ proptest! {
         pieces in prop::collection::vec(prop::sample::select(&[
             "<tool_call>", "</tool_call>", "<tool_", "{\"name\": \"f\"", ", \"arguments\": ",
             "{\"a\": \"x\\\"}\"}", "}", "{", "[", "]", "\"", "\\", "\n", " ", "é", "🤖", "<",
-            "<|python_tag|>", "; ", "[TOOL_CALLS]", "[ARGS]", "f(", "x=1", ")", "<function=f>",
+            "\u{3000}", "\u{a0}", "<|python_tag|>", "; ", "[TOOL_CALLS]", "[ARGS]", "f(", "x=1", ")", "<function=f>",
             "<parameter=a>", "</parameter>", "</function>", "<arg_key>", "</arg_key>",
             "<arg_value>", "</arg_value>", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>",
             "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "function", "\n```json\n",

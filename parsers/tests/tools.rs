@@ -94,6 +94,13 @@ const CASES: &[Case] = &[
         "Sure. ",
         &[("get_weather", "{\"city\": \"Zürich\"}"), ("now", "{}")],
     ),
+    // Multi-byte whitespace between array items (an ideographic space, 3 bytes)
+    (
+        "mistral",
+        "[TOOL_CALLS][\u{3000}{\"name\": \"now\", \"arguments\": {}},\u{3000}{\"name\": \"later\", \"arguments\": {}}]",
+        "",
+        &[("now", "{}"), ("later", "{}")],
+    ),
     (
         "mistral",
         "[TOOL_CALLS]bad name here[ARGS]{}",
@@ -179,6 +186,13 @@ const CASES: &[Case] = &[
         &[("f", "{\"a\": [1, 2.5, null], \"b\": {\"k\": \"v\\n\"}}")],
     ),
     ("pythonic", "[1, 2, 3] are numbers", "[1, 2, 3] are numbers", &[]),
+    // Multi-byte whitespace inside the list (an ideographic space, 3 bytes)
+    (
+        "pythonic",
+        "[\u{3000}now(),\u{3000}later()]",
+        "",
+        &[("now", "{}"), ("later", "{}")],
+    ),
 ];
 
 fn calls(want: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -107,7 +107,7 @@ impl Scan for PythonicParser {
                         if !self.pending.is_empty() {
                             self.pending.push(c);
                         }
-                        i += 1;
+                        i += c.len_utf8();
                     } else if c == ']' && self.calls > 0 {
                         i += 1;
                         self.mode = Mode::AfterList;

@@ -1,0 +1,338 @@
+//! Tool calls between markers, with JSON arguments: one state machine for six families,
+//! each described by data ([`Spec`]).
+//!
+//! | family | wire format |
+//! |---|---|
+//! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
+//! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
+//! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` (v11+), repeated per call |
+//! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
+//! | `deepseek_v31` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
+//! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{..}<\|tool_call_end\|>…<\|tool_calls_section_end\|>` |
+//!
+//! These are the formats vLLM's parsers of the same names read (`vllm/entrypoints/openai/
+//! tool_parsers/`); `parameters` is accepted wherever `arguments` is. Text outside calls is
+//! content, kept in order; whitespace between calls is dropped.
+
+mod modes;
+mod object;
+
+use super::json_scan::ValueScan;
+use super::{Parsed, Scan, ToolParser};
+use modes::{At, Flow};
+use object::ObjPhase;
+use serde::{Deserialize, Serialize};
+
+/// The families this machine reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkedFamily {
+    Hermes,
+    Llama3Json,
+    Mistral,
+    DeepseekV3,
+    DeepseekV31,
+    KimiK2,
+}
+
+/// How a call's name is written.
+#[derive(Debug, Clone, Copy)]
+enum Body {
+    /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
+    Object,
+    /// `<prefix>name<sep>` then the arguments value.
+    Named {
+        prefix: &'static str,
+        sep: &'static str,
+    },
+}
+
+/// One family's markers.
+#[derive(Debug, Clone, Copy)]
+struct Spec {
+    /// Markers around the block of calls, where the family has them.
+    section: Option<(&'static str, &'static str)>,
+    call_start: &'static str,
+    call_end: Option<&'static str>,
+    body: Body,
+}
+
+const DS_SEP: &str = "<｜tool▁sep｜>";
+
+impl MarkedFamily {
+    fn spec(self) -> Spec {
+        match self {
+            MarkedFamily::Hermes => Spec {
+                section: None,
+                call_start: "<tool_call>",
+                call_end: Some("</tool_call>"),
+                body: Body::Object,
+            },
+            MarkedFamily::Llama3Json => Spec {
+                section: None,
+                call_start: "<|python_tag|>",
+                call_end: None,
+                body: Body::Object,
+            },
+            // The body style (array, object or name) is chosen per call: see `begin_body`.
+            MarkedFamily::Mistral => Spec {
+                section: None,
+                call_start: "[TOOL_CALLS]",
+                call_end: None,
+                body: Body::Named {
+                    prefix: "",
+                    sep: "[ARGS]",
+                },
+            },
+            MarkedFamily::DeepseekV3 => Spec {
+                section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
+                call_start: "<｜tool▁call▁begin｜>",
+                call_end: Some("<｜tool▁call▁end｜>"),
+                body: Body::Named {
+                    prefix: "function<｜tool▁sep｜>",
+                    sep: "\n```json\n",
+                },
+            },
+            MarkedFamily::DeepseekV31 => Spec {
+                section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
+                call_start: "<｜tool▁call▁begin｜>",
+                call_end: Some("<｜tool▁call▁end｜>"),
+                body: Body::Named {
+                    prefix: "",
+                    sep: DS_SEP,
+                },
+            },
+            MarkedFamily::KimiK2 => Spec {
+                section: Some(("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
+                call_start: "<|tool_call_begin|>",
+                call_end: Some("<|tool_call_end|>"),
+                body: Body::Named {
+                    prefix: "",
+                    sep: "<|tool_call_argument_begin|>",
+                },
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Mode {
+    /// Ordinary text. `at_start`: only whitespace so far (llama3_json's bare JSON).
+    Content {
+        at_start: bool,
+    },
+    /// Inside a section, between calls.
+    Section,
+    /// Just after mistral's `[TOOL_CALLS]`: array, object or name follows.
+    MistralBody,
+    /// Inside mistral's `[..]` array, between call objects.
+    MistralArray,
+    Object(ObjPhase),
+    Name,
+    Args,
+    /// The call's value is done: drop text up to the call's end marker.
+    AfterCall,
+    /// Between calls of a family without sections: whitespace (and llama3_json's `;`) is
+    /// dropped before another call or at the end, and is content before other text.
+    Between,
+}
+
+/// The state machine for the [`MarkedFamily`] formats; serializable between stream chunks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MarkedParser {
+    family: MarkedFamily,
+    mode: Mode,
+    /// Text received and not yet processed (a partial marker, at most).
+    buf: String,
+    /// Text consumed since a call began and before its name was known: content again if the
+    /// call turns out malformed.
+    pending: String,
+    /// The current JSON value (arguments, or a key/name string being read).
+    scan: ValueScan,
+    /// A key or name being read, raw.
+    token: String,
+    /// The current object member's key.
+    key: String,
+    /// Arguments read before the name (object bodies may list them first).
+    early_args: String,
+    /// Calls started so far; the current call is `calls - 1`.
+    calls: usize,
+    /// Whether the current call is streamed (its name is known).
+    committed: bool,
+    /// Whether the current call has emitted any arguments text.
+    args_sent: bool,
+    /// Whether the mistral call being read sits in a `[..]` array.
+    in_array: bool,
+}
+
+/// Longest name accepted; anything longer is not a call.
+const MAX_NAME: usize = 256;
+
+enum Mark {
+    Yes,
+    Partial,
+    No,
+}
+
+fn mark(rest: &str, marker: &str, at_end: bool) -> Mark {
+    if rest.starts_with(marker) {
+        Mark::Yes
+    } else if !at_end && !rest.is_empty() && marker.starts_with(rest) {
+        Mark::Partial
+    } else {
+        Mark::No
+    }
+}
+
+impl MarkedParser {
+    pub fn new(family: MarkedFamily) -> Self {
+        MarkedParser {
+            family,
+            mode: Mode::Content { at_start: true },
+            buf: String::new(),
+            pending: String::new(),
+            scan: ValueScan::default(),
+            token: String::new(),
+            key: String::new(),
+            early_args: String::new(),
+            calls: 0,
+            committed: false,
+            args_sent: false,
+            in_array: false,
+        }
+    }
+
+    fn spec(&self) -> Spec {
+        self.family.spec()
+    }
+
+    fn index(&self) -> usize {
+        self.calls.saturating_sub(1)
+    }
+
+    /// A call begins: what was consumed for it so far is `pending`.
+    fn begin_call(&mut self) {
+        self.committed = false;
+        self.args_sent = false;
+        self.token.clear();
+        self.key.clear();
+        self.early_args.clear();
+        self.scan = ValueScan::default();
+    }
+
+    /// The call's name is known: stream it, then any arguments read before it.
+    fn commit(&mut self, name: String, id: Option<String>, out: &mut Parsed) {
+        self.calls += 1;
+        self.committed = true;
+        self.pending.clear();
+        out.start_call(self.index(), name, id);
+        if !self.early_args.is_empty() {
+            let early = std::mem::take(&mut self.early_args);
+            out.args(self.index(), &early);
+            self.args_sent = true;
+        }
+    }
+
+    fn send_args(&mut self, text: &str, out: &mut Parsed) {
+        if text.is_empty() {
+            return;
+        }
+        if self.committed {
+            out.args(self.index(), text);
+            self.args_sent = true;
+        } else {
+            self.early_args.push_str(text);
+        }
+    }
+
+    /// The current call is complete: a call without arguments gets `{}`.
+    fn end_call(&mut self, out: &mut Parsed) {
+        if self.committed && !self.args_sent {
+            out.args(self.index(), "{}");
+        }
+        self.committed = false;
+        self.args_sent = false;
+    }
+
+    /// Not a call after all: what was consumed for it is content, and so is what follows.
+    fn malformed(&mut self, out: &mut Parsed) {
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        if !self.early_args.is_empty() {
+            self.early_args.clear();
+        }
+        self.committed = false;
+        self.in_array = false;
+        self.mode = Mode::Content { at_start: false };
+    }
+
+    /// Where to go once a call's end marker is consumed: back into the section, or between
+    /// calls.
+    fn after_call_mode(&self) -> Mode {
+        if self.spec().section.is_some() {
+            Mode::Section
+        } else {
+            Mode::Between
+        }
+    }
+}
+
+impl Scan for MarkedParser {
+    fn buf(&mut self) -> &mut String {
+        &mut self.buf
+    }
+
+    /// Consumes as much of `text` as can be decided; returns the bytes consumed. One step
+    /// per mode (`modes.rs`).
+    fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
+        let mut i = 0;
+        while i < text.len() {
+            let at = At { text, i, at_end };
+            let flow = match self.mode {
+                Mode::Content { at_start } => self.step_content(at, at_start, out),
+                Mode::Section => self.step_section(at, out),
+                Mode::MistralBody => self.step_mistral_body(at),
+                Mode::MistralArray => self.step_mistral_array(at, out),
+                Mode::Name => self.step_name(at, out),
+                Mode::Args => self.step_args(at, out),
+                Mode::Object(phase) => self.step_object(at, phase, out),
+                Mode::AfterCall => self.step_after_call(at),
+                Mode::Between => self.step_between(at),
+            };
+            match flow {
+                Flow::Next(next) => i = next,
+                Flow::Stop(done) => return done,
+            }
+        }
+        i
+    }
+}
+
+impl MarkedParser {
+    /// Kimi K2 writes `functions.NAME:IDX` and uses it as the call id.
+    fn call_name(&self, raw: &str) -> (String, Option<String>) {
+        if self.family == MarkedFamily::KimiK2 {
+            let base = raw.split_once('.').map_or(raw, |(_, r)| r);
+            let name = base.rsplit_once(':').map_or(base, |(n, _)| n);
+            return (name.to_string(), Some(raw.to_string()));
+        }
+        (raw.to_string(), None)
+    }
+}
+
+impl ToolParser for MarkedParser {
+    fn push(&mut self, text: &str, out: &mut Parsed) {
+        self.feed(text, out);
+    }
+
+    fn finish(&mut self, out: &mut Parsed) {
+        self.drive(true, out);
+        if self.committed {
+            self.end_call(out);
+        }
+        // An unfinished call header is content.
+        out.content.push_str(&self.pending);
+        self.pending.clear();
+        self.buf.clear();
+    }
+}

@@ -1,0 +1,378 @@
+//! One step of [`MarkedParser`]'s scan per [`Mode`]: each consumes what it can decide at
+//! `at.i` and says where to go on ([`Flow::Next`]) or that it needs more text
+//! ([`Flow::Stop`]).
+
+use super::object::ObjPhase;
+use super::{mark, Body, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME};
+use crate::tool::json_scan::{Step, ValueScan};
+use crate::tool::Parsed;
+
+/// Where the scan stands: the text of this round, the position, and whether more follows.
+#[derive(Clone, Copy)]
+pub(super) struct At<'a> {
+    pub text: &'a str,
+    pub i: usize,
+    pub at_end: bool,
+}
+
+impl<'a> At<'a> {
+    fn rest(&self) -> &'a str {
+        &self.text[self.i..]
+    }
+
+    fn c(&self) -> char {
+        self.rest().chars().next().unwrap_or_default()
+    }
+}
+
+pub(super) enum Flow {
+    /// Go on from this position (in whatever mode is now set).
+    Next(usize),
+    /// Stop here: the rest is undecided until more text comes.
+    Stop(usize),
+}
+
+impl MarkedParser {
+    pub(super) fn step_content(&mut self, at: At, at_start: bool, out: &mut Parsed) -> Flow {
+        let (rest, c, mut i) = (at.rest(), at.c(), at.i);
+        let spec = self.spec();
+        if at_start && self.family == MarkedFamily::Llama3Json {
+            if c.is_whitespace() {
+                self.pending.push(c);
+                return Flow::Next(i + c.len_utf8());
+            }
+            if c == '{' {
+                self.begin_call();
+                self.mode = Mode::Object(ObjPhase::Open);
+                return Flow::Next(i);
+            }
+        }
+        if at_start {
+            out.content.push_str(&self.pending);
+            self.pending.clear();
+            self.mode = Mode::Content { at_start: false };
+        }
+        let opener = spec.section.map_or(spec.call_start, |s| s.0);
+        match rest.find(opener) {
+            Some(found) => {
+                out.content.push_str(&rest[..found]);
+                self.pending.push_str(opener);
+                i += found + opener.len();
+                self.begin_call();
+                self.mode = match (spec.section, self.family) {
+                    (Some(_), _) => Mode::Section,
+                    (None, MarkedFamily::Mistral) => Mode::MistralBody,
+                    (None, _) => match spec.body {
+                        Body::Object => Mode::Object(ObjPhase::Open),
+                        Body::Named { .. } => Mode::Name,
+                    },
+                };
+                Flow::Next(i)
+            }
+            None => {
+                let keep = if at.at_end {
+                    0
+                } else {
+                    crate::partial_suffix(rest, opener)
+                };
+                out.content.push_str(&rest[..rest.len() - keep]);
+                Flow::Stop(i + rest.len() - keep)
+            }
+        }
+    }
+
+    pub(super) fn step_section(&mut self, at: At, out: &mut Parsed) -> Flow {
+        let (rest, c, i) = (at.rest(), at.c(), at.i);
+        let spec = self.spec();
+        let Some((_, section_end)) = spec.section else {
+            self.mode = Mode::Content { at_start: false };
+            return Flow::Next(i);
+        };
+        if c.is_whitespace() {
+            if !self.pending.is_empty() {
+                self.pending.push(c);
+            }
+            return Flow::Next(i + c.len_utf8());
+        }
+        match (
+            mark(rest, spec.call_start, at.at_end),
+            mark(rest, section_end, at.at_end),
+        ) {
+            (Mark::Yes, _) => {
+                self.pending.push_str(spec.call_start);
+                self.begin_call();
+                self.mode = Mode::Name;
+                Flow::Next(i + spec.call_start.len())
+            }
+            (_, Mark::Yes) => {
+                if !self.pending.is_empty() {
+                    // A section with no call in it: keep it as content.
+                    self.pending.push_str(section_end);
+                    out.content.push_str(&self.pending);
+                    self.pending.clear();
+                }
+                self.mode = Mode::Content { at_start: false };
+                Flow::Next(i + section_end.len())
+            }
+            (Mark::Partial, _) | (_, Mark::Partial) => Flow::Stop(i),
+            (Mark::No, Mark::No) => {
+                self.malformed(out);
+                Flow::Next(i)
+            }
+        }
+    }
+
+    /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows.
+    pub(super) fn step_mistral_body(&mut self, at: At) -> Flow {
+        let (c, i) = (at.c(), at.i);
+        if c.is_whitespace() {
+            self.pending.push(c);
+            return Flow::Next(i + c.len_utf8());
+        }
+        match c {
+            '[' => {
+                self.pending.push(c);
+                self.in_array = true;
+                self.mode = Mode::MistralArray;
+                Flow::Next(i + 1)
+            }
+            '{' => {
+                self.in_array = false;
+                self.mode = Mode::Object(ObjPhase::Open);
+                Flow::Next(i)
+            }
+            _ => {
+                self.in_array = false;
+                self.mode = Mode::Name;
+                Flow::Next(i)
+            }
+        }
+    }
+
+    /// Inside mistral's `[..]`. `pending` is non-empty exactly until the array's first call
+    /// is named.
+    pub(super) fn step_mistral_array(&mut self, at: At, out: &mut Parsed) -> Flow {
+        let (c, i) = (at.c(), at.i);
+        match c {
+            c if c.is_whitespace() || c == ',' => {
+                if !self.pending.is_empty() {
+                    self.pending.push(c);
+                }
+                Flow::Next(i + c.len_utf8())
+            }
+            '{' => {
+                self.begin_call();
+                self.mode = Mode::Object(ObjPhase::Open);
+                Flow::Next(i)
+            }
+            ']' => {
+                self.in_array = false;
+                if self.pending.is_empty() {
+                    self.mode = Mode::AfterCall;
+                } else {
+                    self.pending.push(c);
+                    self.malformed(out);
+                }
+                Flow::Next(i + 1)
+            }
+            _ => {
+                self.in_array = false;
+                if self.pending.is_empty() {
+                    self.mode = Mode::Content { at_start: false };
+                } else {
+                    self.malformed(out);
+                }
+                Flow::Next(i)
+            }
+        }
+    }
+
+    /// `<prefix>name<sep>` of the `Body::Named` families.
+    pub(super) fn step_name(&mut self, at: At, out: &mut Parsed) -> Flow {
+        let (rest, i) = (at.rest(), at.i);
+        let Body::Named { prefix, sep } = self.spec().body else {
+            self.malformed(out);
+            return Flow::Next(i);
+        };
+        let found = rest.find(sep);
+        let avail = found.unwrap_or(rest.len() - crate::partial_suffix(rest, sep));
+        let limit = MAX_NAME + prefix.len();
+        if let Some(cut) =
+            crate::tool::name_cut(self.token.len(), &rest[..avail], limit, |c| c == '\n')
+        {
+            self.pending.push_str(&rest[..cut]);
+            self.malformed(out);
+            return Flow::Next(i + cut);
+        }
+        let Some(found) = found else {
+            self.token.push_str(&rest[..avail]);
+            self.pending.push_str(&rest[..avail]);
+            if at.at_end {
+                self.malformed(out);
+                return Flow::Next(i + avail);
+            }
+            return Flow::Stop(i + avail);
+        };
+        self.token.push_str(&rest[..found]);
+        self.pending.push_str(&rest[..found + sep.len()]);
+        let raw = std::mem::take(&mut self.token);
+        let raw = raw.trim();
+        let raw = raw.strip_prefix(prefix).unwrap_or(raw);
+        let (name, id) = self.call_name(raw);
+        if name.is_empty()
+            || name.len() > MAX_NAME
+            || name.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')
+        {
+            self.malformed(out);
+            return Flow::Next(i + found + sep.len());
+        }
+        self.commit(name, id, out);
+        self.scan = ValueScan::default();
+        self.mode = Mode::Args;
+        Flow::Next(i + found + sep.len())
+    }
+
+    /// A named call's arguments value, streamed as it arrives.
+    pub(super) fn step_args(&mut self, at: At, out: &mut Parsed) -> Flow {
+        let (text, rest, c, i) = (at.text, at.rest(), at.c(), at.i);
+        let spec = self.spec();
+        if let Some(end) = spec.call_end.filter(|_| !self.scan.in_string()) {
+            match mark(rest, end, at.at_end) {
+                Mark::Yes => {
+                    self.end_call(out);
+                    self.mode = self.after_call_mode();
+                    return Flow::Next(i + end.len());
+                }
+                Mark::Partial => return Flow::Stop(i),
+                Mark::No => {}
+            }
+        }
+        if !self.scan.started() && c.is_whitespace() {
+            return Flow::Next(i + c.len_utf8());
+        }
+        // Stream a run of characters up to the value's end or a possible marker.
+        let mut j = i;
+        let mut ended = false;
+        for (k, ch) in rest.char_indices() {
+            if k > 0 && !self.scan.in_string() && spec.call_end.is_some_and(|e| e.starts_with(ch)) {
+                break;
+            }
+            match self.scan.step(ch) {
+                Step::More => j = i + k + ch.len_utf8(),
+                Step::Last => {
+                    j = i + k + ch.len_utf8();
+                    ended = true;
+                    break;
+                }
+                // Past the value, or not JSON: the call keeps what it has; skip to its end.
+                Step::EndedBefore | Step::Invalid => {
+                    ended = true;
+                    break;
+                }
+            }
+        }
+        self.send_args(&text[i..j], out);
+        if ended {
+            self.end_call(out);
+            self.mode = Mode::AfterCall;
+        } else if j == text.len() {
+            if at.at_end {
+                self.end_call(out);
+            }
+            return Flow::Stop(j);
+        }
+        Flow::Next(j)
+    }
+
+    /// A JSON call object (see `object.rs`), watching for the call's end marker.
+    pub(super) fn step_object(&mut self, at: At, phase: ObjPhase, out: &mut Parsed) -> Flow {
+        let (rest, c, i) = (at.rest(), at.c(), at.i);
+        if let Some(end) = self.spec().call_end.filter(|_| !self.scan.in_string()) {
+            match mark(rest, end, at.at_end) {
+                Mark::Yes => {
+                    if self.committed {
+                        self.end_call(out);
+                        self.mode = self.after_call_mode();
+                        return Flow::Next(i + end.len());
+                    }
+                    self.malformed(out);
+                    return Flow::Next(i);
+                }
+                Mark::Partial => return Flow::Stop(i),
+                Mark::No => {}
+            }
+        }
+        // A consumed character belongs to the call; before the name it is also recorded, to
+        // become content if the call turns out malformed.
+        let was_committed = self.committed;
+        if self.object_char(phase, c, out) {
+            if !was_committed && !self.committed {
+                self.pending.push(c);
+            }
+            return Flow::Next(i + c.len_utf8());
+        }
+        Flow::Next(i)
+    }
+
+    /// The call's value is done: drop text up to its end marker.
+    pub(super) fn step_after_call(&mut self, at: At) -> Flow {
+        let (rest, i) = (at.rest(), at.i);
+        match self.spec().call_end {
+            Some(end) => match rest.find(end) {
+                Some(found) => {
+                    self.mode = self.after_call_mode();
+                    Flow::Next(i + found + end.len())
+                }
+                None => {
+                    let keep = if at.at_end {
+                        0
+                    } else {
+                        crate::partial_suffix(rest, end)
+                    };
+                    Flow::Stop(i + rest.len() - keep)
+                }
+            },
+            None if self.in_array => {
+                self.mode = Mode::MistralArray;
+                Flow::Next(i)
+            }
+            None => {
+                self.mode = Mode::Between;
+                Flow::Next(i)
+            }
+        }
+    }
+
+    /// Between calls of a family without sections.
+    pub(super) fn step_between(&mut self, at: At) -> Flow {
+        let (text, rest, c, i) = (at.text, at.rest(), at.c(), at.i);
+        let llama = self.family == MarkedFamily::Llama3Json;
+        if c.is_whitespace() || (c == ';' && llama) {
+            // Held, not dropped, until what follows is known: whitespace at the very end is
+            // dropped, before text it is content.
+            let ws_end = rest
+                .find(|ch: char| !(ch.is_whitespace() || ch == ';'))
+                .unwrap_or(rest.len());
+            if ws_end == rest.len() {
+                return Flow::Stop(if at.at_end { text.len() } else { i });
+            }
+            let next = &rest[ws_end..];
+            let call_start = self.spec().call_start;
+            if !at.at_end && call_start.starts_with(next) {
+                return Flow::Stop(i); // a partial marker: wait for it
+            }
+            if next.starts_with(call_start) || (llama && next.starts_with('{')) {
+                return Flow::Next(i + ws_end);
+            }
+            self.mode = Mode::Content { at_start: false };
+            return Flow::Next(i);
+        }
+        if llama && c == '{' {
+            self.begin_call();
+            self.mode = Mode::Object(ObjPhase::Open);
+            return Flow::Next(i);
+        }
+        self.mode = Mode::Content { at_start: false };
+        Flow::Next(i)
+    }
+}

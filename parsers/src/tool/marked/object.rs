@@ -1,0 +1,177 @@
+//! The JSON call object of the `Body::Object` families (`{"name": .., "arguments": ..}`),
+//! one character at a time: the name is streamed as soon as it is read, the arguments as
+//! they arrive, and other members are skipped.
+
+use super::{MarkedParser, Mode, MAX_NAME};
+use crate::tool::json_scan::{Step, ValueScan};
+use crate::tool::Parsed;
+use serde::{Deserialize, Serialize};
+
+/// Where a JSON call object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) enum ObjPhase {
+    Open,
+    Key,
+    KeyString,
+    Colon,
+    Value,
+    Name,
+    Args,
+    Skip,
+    After,
+}
+
+impl MarkedParser {
+    /// One character of a JSON call object; returns whether it was consumed (a scalar's
+    /// delimiter is not).
+    pub(super) fn object_char(&mut self, phase: ObjPhase, c: char, out: &mut Parsed) -> bool {
+        let ws = c.is_whitespace();
+        match phase {
+            ObjPhase::Open => match c {
+                _ if ws => true,
+                '{' => {
+                    self.mode = Mode::Object(ObjPhase::Key);
+                    true
+                }
+                _ => {
+                    self.malformed(out);
+                    false
+                }
+            },
+            ObjPhase::Key => match c {
+                _ if ws => true,
+                '"' => {
+                    self.scan = ValueScan::default();
+                    self.scan.step(c);
+                    self.token.clear();
+                    self.token.push(c);
+                    self.mode = Mode::Object(ObjPhase::KeyString);
+                    true
+                }
+                '}' => self.close_object(out),
+                _ => {
+                    self.broken_object(out);
+                    false
+                }
+            },
+            ObjPhase::KeyString => {
+                self.token.push(c);
+                if self.scan.step(c) == Step::Last {
+                    self.key = serde_json::from_str(&self.token).unwrap_or_default();
+                    self.scan = ValueScan::default();
+                    self.mode = Mode::Object(ObjPhase::Colon);
+                }
+                true
+            }
+            ObjPhase::Colon => match c {
+                _ if ws => true,
+                ':' => {
+                    self.mode = Mode::Object(ObjPhase::Value);
+                    true
+                }
+                _ => {
+                    self.broken_object(out);
+                    false
+                }
+            },
+            ObjPhase::Value => {
+                if ws {
+                    return true;
+                }
+                self.scan = ValueScan::default();
+                let next = match self.key.as_str() {
+                    "name" if c == '"' && !self.committed => {
+                        self.token.clear();
+                        ObjPhase::Name
+                    }
+                    "arguments" | "parameters" => ObjPhase::Args,
+                    _ => ObjPhase::Skip,
+                };
+                if self.scan.step(c) == Step::Invalid {
+                    self.broken_object(out);
+                    return false;
+                }
+                self.mode = Mode::Object(next);
+                match next {
+                    ObjPhase::Name => self.token.push(c),
+                    ObjPhase::Args => {
+                        let mut b = [0u8; 4];
+                        self.send_args(c.encode_utf8(&mut b), out);
+                    }
+                    _ => {}
+                }
+                true
+            }
+            ObjPhase::Name => {
+                self.token.push(c);
+                if self.scan.step(c) == Step::Last {
+                    let name: String = serde_json::from_str(&self.token).unwrap_or_default();
+                    if name.is_empty() || name.len() > MAX_NAME {
+                        self.token.pop();
+                        self.malformed(out);
+                        return false;
+                    }
+                    self.commit(name, None, out);
+                    self.mode = Mode::Object(ObjPhase::After);
+                }
+                true
+            }
+            ObjPhase::Args | ObjPhase::Skip => match self.scan.step(c) {
+                Step::More | Step::Last => {
+                    if phase == ObjPhase::Args {
+                        let mut b = [0u8; 4];
+                        self.send_args(c.encode_utf8(&mut b), out);
+                    }
+                    if self.scan.done() {
+                        self.mode = Mode::Object(ObjPhase::After);
+                    }
+                    true
+                }
+                Step::EndedBefore | Step::Invalid => {
+                    self.mode = Mode::Object(ObjPhase::After);
+                    false
+                }
+            },
+            ObjPhase::After => match c {
+                _ if ws => true,
+                ',' => {
+                    self.mode = Mode::Object(ObjPhase::Key);
+                    true
+                }
+                '}' => self.close_object(out),
+                _ => {
+                    self.broken_object(out);
+                    false
+                }
+            },
+        }
+    }
+
+    /// The object's closing brace: returns whether it was consumed as part of a call (an
+    /// object without a name is not a call, and its brace is content like the rest).
+    fn close_object(&mut self, out: &mut Parsed) -> bool {
+        if !self.committed {
+            self.malformed(out);
+            return false;
+        }
+        self.end_call(out);
+        self.mode = Mode::AfterCall;
+        true
+    }
+
+    /// Unexpected text inside a call object: before the name, not a call; after it, the call
+    /// stands and the rest up to its end is dropped (or, without an end marker, is content).
+    fn broken_object(&mut self, out: &mut Parsed) {
+        if !self.committed {
+            self.malformed(out);
+            return;
+        }
+        self.end_call(out);
+        self.mode = if self.spec().call_end.is_some() {
+            Mode::AfterCall
+        } else {
+            self.in_array = false;
+            Mode::Content { at_start: false }
+        };
+    }
+}
