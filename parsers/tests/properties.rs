@@ -299,3 +299,36 @@ proptest! {
         prop_assert_eq!(&summary(family, &cut(&text, &sizes)), &one, "{}: {:?}", family, text);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    /// Markers, JSON and Python punctuation mixed with any Unicode scalar (multi-byte
+    /// whitespace and line separators on purpose), one shot and in random chunks: no panic.
+    /// (This found a scan that stepped one byte past a 3-byte space.)
+    #[test]
+    fn no_input_panics(
+        family in 0..FAMILIES.len(),
+        pieces in prop::collection::vec(prop_oneof![
+            prop::sample::select(&[
+                "<tool_call>", "</tool_call>", "{\"name\": \"f\"", ", \"arguments\": ", "{", "}",
+                "[", "]", "\"", "\\", "<|python_tag|>", ";", "[TOOL_CALLS]", "[ARGS]", "f(", "x=",
+                ")", "<function=f>", "<parameter=a>", "</parameter>", "</function>", "<arg_key>",
+                "</arg_key>", "<arg_value>", "</arg_value>", "<｜tool▁calls▁begin｜>",
+                "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
+                "<｜tool▁calls▁end｜>", "function", "\n```json\n", "<|tool_calls_section_begin|>",
+                "<|tool_call_begin|>", "functions.f:0", "<|tool_call_argument_begin|>",
+                "<|tool_call_end|>", "'", ",", "=", ":", "(",
+            ][..]).prop_map(str::to_string),
+            any::<char>().prop_map(String::from),
+            prop::sample::select(&["\u{3000}", "\u{a0}", "\u{2028}", "\u{85}", "é", "🤖"][..])
+                .prop_map(str::to_string),
+        ], 0..30),
+        sizes in prop::collection::vec(1usize..9, 1..5),
+    ) {
+        let text: String = pieces.concat();
+        let family = FAMILIES[family];
+        run(family, &[&text]);
+        run(family, &cut(&text, &sizes));
+    }
+}
