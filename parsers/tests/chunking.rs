@@ -120,3 +120,39 @@ fn random_outputs_and_chunkings() {
         }
     }
 }
+
+mod fuzz {
+    use super::run;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+        /// Tags, partial tags and any Unicode scalar, in random chunks: never a panic, and
+        /// the same split as one shot.
+        #[test]
+        fn any_output_splits_like_one_shot(
+            name in prop::sample::select(&["deepseek_r1", "qwen3", "mistral"][..]),
+            pieces in prop::collection::vec(prop_oneof![
+                prop::sample::select(&[
+                    "<think>", "</think>", "<thi", "</th", "[THINK]", "[/THINK]", "[/TH",
+                    "<tool_call>", "<tool", "\n", " ", "\u{3000}", "é", "🤖",
+                ][..]).prop_map(str::to_string),
+                any::<char>().prop_map(String::from),
+            ], 0..20),
+            size in 1usize..6,
+        ) {
+            let text: String = pieces.concat();
+            let whole = run(name, &[&text]);
+            let chars: Vec<(usize, char)> = text.char_indices().collect();
+            let mut chunks = Vec::new();
+            for group in chars.chunks(size) {
+                let start = group[0].0;
+                let end = group.last().map_or(start, |(i, c)| i + c.len_utf8());
+                chunks.push(&text[start..end]);
+            }
+            let streamed = run(name, &chunks);
+            prop_assert_eq!(format!("{streamed:?}"), format!("{whole:?}"), "{:?}", text);
+        }
+    }
+}
