@@ -424,6 +424,49 @@ fn saturation_is_503_and_slow_requests_are_504() {
     assert_error(&post_json(&chat_url(&base), &slow), 504, "limit", None);
 }
 
+/// Offloaded renders beyond `max_blocking_renders` wait for a slot, within the request
+/// timeout; a timed-out render keeps its slot until its work ends.
+#[test]
+fn offloaded_renders_wait_for_a_slot() {
+    let base = start_server(
+        qwen3_only(),
+        ServerConfig {
+            max_blocking_renders: 1,
+            request_timeout: Duration::from_millis(300),
+            render: RenderOptions {
+                trust_request_chat_template: true,
+                template_fuel: None,
+                ..RenderOptions::default()
+            },
+            ..ServerConfig::default()
+        },
+    );
+    let url = chat_url(&base);
+    // Requests with their own template always run on the blocking pool.
+    let mut slow = hello("qwen3");
+    slow["chat_template"] = json!(slow_template(4000));
+    let mut quick = hello("qwen3");
+    quick["chat_template"] = json!("{% for m in messages %}{{ m.content }}{% endfor %}");
+    let first = {
+        let (url, slow) = (url.clone(), slow.clone());
+        std::thread::spawn(move || post_json(&url, &slow))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    // The only slot is taken: this one waits, and its timeout fires while it waits.
+    assert_error(&post_json(&url, &quick), 504, "limit", None);
+    assert_eq!(first.join().unwrap().0, 504);
+    // The slow render still runs after its 504; once it ends, the slot is free again.
+    let mut ok = false;
+    for _ in 0..200 {
+        if post_json(&url, &quick).0 == 200 {
+            ok = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(ok, "the slot never came back");
+}
+
 #[test]
 fn chat_derender_splits_reasoning_and_counts_usage() {
     let base = golden_server();

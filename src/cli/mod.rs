@@ -238,6 +238,10 @@ pub struct ServeArgs {
     /// request-supplied templates) on the blocking pool.
     #[arg(long, default_value_t = 64 * 1024)]
     pub inline_max_bytes: usize,
+    /// Offloaded renders (large bodies: images, long prompts) run at once; more wait for a
+    /// slot within the request timeout. Default: the number of cores.
+    #[arg(long)]
+    pub max_blocking_renders: Option<usize>,
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 }
@@ -301,6 +305,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         request_timeout: Duration::from_secs_f64(args.request_timeout_secs),
         max_concurrency: args.max_concurrency,
         inline_max_bytes: args.inline_max_bytes,
+        max_blocking_renders: args
+            .max_blocking_renders
+            .unwrap_or_else(crate::server::default_blocking_renders),
         render: args.model.render_options(),
         derender: args.model.derender_config(),
     };

@@ -33,6 +33,10 @@ pub struct ServerConfig {
     /// Bodies up to this size render inline on the async worker; larger ones on the
     /// blocking pool (see `routes::offload`).
     pub inline_max_bytes: usize,
+    /// Offloaded renders (large bodies: images, long prompts) that run at once; more wait
+    /// for a slot (within the request timeout). CPU-bound work beyond the core count only
+    /// adds memory: a 1080p image render holds ~200 MB while it runs.
+    pub max_blocking_renders: usize,
     pub render: RenderOptions,
     pub derender: crate::derender::DerenderConfig,
 }
@@ -44,10 +48,16 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             max_concurrency: 512,
             inline_max_bytes: 64 * 1024,
+            max_blocking_renders: default_blocking_renders(),
             render: RenderOptions::default(),
             derender: Default::default(),
         }
     }
+}
+
+/// The default for [`ServerConfig::max_blocking_renders`]: the cores this process may use.
+pub fn default_blocking_renders() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// Shared, read-only state of the server.
@@ -56,6 +66,8 @@ pub struct AppState {
     pub config: ServerConfig,
     pub metrics: Metrics,
     permits: Arc<Semaphore>,
+    /// Slots for offloaded renders (`max_blocking_renders`).
+    pub(crate) blocking_permits: Arc<Semaphore>,
 }
 
 impl AppState {
@@ -64,11 +76,13 @@ impl AppState {
         config: ServerConfig,
     ) -> Result<Arc<Self>, prometheus::Error> {
         let permits = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
+        let blocking_permits = Arc::new(Semaphore::new(config.max_blocking_renders.max(1)));
         Ok(Arc::new(AppState {
             models,
             metrics: Metrics::new()?,
             config,
             permits,
+            blocking_permits,
         }))
     }
 }

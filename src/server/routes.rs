@@ -52,6 +52,7 @@ fn offload(st: &AppState, bytes: &[u8]) -> bool {
 /// Runs CPU-bound work inline or on the blocking pool (see [`offload`]). A panic becomes a
 /// 500 for this request only.
 async fn blocking<T: Send + 'static>(
+    st: &AppState,
     offload: bool,
     f: impl FnOnce() -> Result<T, RenderError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -68,7 +69,17 @@ async fn blocking<T: Send + 'static>(
             Err(_) => Err(internal(&"panic")),
         };
     }
-    match tokio::task::spawn_blocking(f).await {
+    // At most `--max-blocking-renders` at once; the rest wait here, where the request
+    // timeout still applies (the semaphore is never closed, so acquiring cannot fail). The
+    // slot goes with the work: a request that timed out frees it only when its render ends.
+    let Ok(slot) = st.blocking_permits.clone().acquire_owned().await else {
+        return Err(internal(&"render slots closed"));
+    };
+    let work = move || {
+        let _slot = slot;
+        f()
+    };
+    match tokio::task::spawn_blocking(work).await {
         Ok(r) => r.map_err(ApiError::from),
         Err(e) => Err(internal(&e)),
     }
@@ -154,7 +165,7 @@ pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<Jso
         render::FetchedMedia::default()
     };
     let st2 = st.clone();
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: ChatRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
         let (out, timings) = render::render_chat_with(&model, &req, &st2.config.render, &media)?;
@@ -172,7 +183,7 @@ pub async fn completion_render(
 ) -> Result<JsonBytes, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: CompletionRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
         let (out, timings) = render_completion(&model, &req)?;
@@ -190,7 +201,7 @@ pub async fn tokenize(
 ) -> Result<Json<TokenizeResponse>, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: TokenizeRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
         let tokens = match (&req.prompt, &req.messages) {
@@ -236,7 +247,7 @@ pub async fn detokenize(
 ) -> Result<Json<DetokenizeResponse>, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: DetokenizeRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
         if let Some((i, id)) = req
@@ -265,7 +276,7 @@ pub async fn block_hashes(
     b: Body,
 ) -> Result<Json<crate::hashing::HashResponse>, ApiError> {
     let bytes = body(b)?;
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: crate::hashing::HashRequest = parse_json(&bytes)?;
         Ok(crate::hashing::compute(&req)?)
     })
@@ -294,7 +305,7 @@ async fn derender(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let bytes = body(b)?;
     let st2 = st.clone();
-    let out = blocking(offload(&st, &bytes), move || {
+    let out = blocking(&st, offload(&st, &bytes), move || {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
         let model = st2.models.get(req.model.as_deref())?;
         crate::derender::derender(&model, &req, &st2.config.derender, kind)
