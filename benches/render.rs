@@ -10,6 +10,10 @@
 //! Run: `cargo bench --bench render`. Side by side with peers: benches/*.py.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+/// The server's allocator, so in-process figures match what the server pays.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use llm_render::model::{LoadOptions, Model};
 use llm_render::protocol::ChatRequest;
 use llm_render::render::{render_chat, render_chat_prompt, RenderOptions};
