@@ -139,7 +139,7 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
     img.apply_orientation(orientation);
     let converted = !pil_mode_is_rgb(bytes, format, &img);
     let rgb = if img.color().has_alpha() {
-        let rgba = img.to_rgba8();
+        let rgba = img.into_rgba8();
         let (w, h) = rgba.dimensions();
         let mut out = RgbImage::new(w, h);
         for (o, p) in out.pixels_mut().zip(rgba.pixels()) {
@@ -152,7 +152,8 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
         }
         out
     } else {
-        img.to_rgb8()
+        // No copy when the decoder already made 8-bit RGB (every baseline JPEG).
+        img.into_rgb8()
     };
     Ok(Decoded { rgb, converted })
 }
