@@ -25,6 +25,8 @@ Two things vary in vLLM's own output, and the golden pins them down:
 Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip install vllm==0.33.0
 Usage: bench-peers/vllmenv/bin/python scripts/gen_kwargs_data_goldens.py \
            fixtures/goldens/render_mm/kwargs_data.jsonl
+       bench-peers/vllmenv/bin/python scripts/gen_kwargs_data_goldens.py \
+           fixtures/goldens/render_mm/server_kwargs.jsonl --server-kwargs
 """
 import base64, hashlib, http.client, json, os, sys
 
@@ -90,17 +92,31 @@ def post(body):
     return out
 
 
+# With server-level bounds (`--mm-processor-kwargs` at launch): they change the processing
+# but vLLM does not hash them; a request's own kwargs are hashed alone.
+SERVER_KWARGS = {"max_pixels": 200704}
+SERVER_CASES = [
+    ("server_max_pixels", ["rgb_640x480.png"]),
+    ("server_max_request_min", ["rgb_640x480.png"], {"min_pixels": 3136}),
+    ("server_max_two_images", ["square_400x400.png", "palette_trns_96x64.png"]),
+]
+
+
 def main():
-    args = ["--served-model-name", "qwen2_5_vl", "--mm-processor-kwargs", '{"use_fast": false}',
+    """argv[1]: output file; `--server-kwargs` makes the SERVER_CASES file instead."""
+    server = "--server-kwargs" in sys.argv
+    mm = dict({"use_fast": False}, **(SERVER_KWARGS if server else {}))
+    args = ["--served-model-name", "qwen2_5_vl", "--mm-processor-kwargs", json.dumps(mm),
             "--trust-request-mm-kwargs"]
     with vllm_render("qwen2_5_vl", PORT, args) as model_id, open(sys.argv[1], "w") as out:
-        for name, files, *kwargs in CASES:
+        for name, files, *kwargs in SERVER_CASES if server else CASES:
             kwargs = kwargs[0] if kwargs else None
             r = post(request(files, kwargs))
             f = r["features"]
             ids = ",".join(map(str, r["token_ids"])).encode()
             out.write(json.dumps({
                 "id": name, "images": files,
+                **({"server_mm_processor_kwargs": SERVER_KWARGS} if server else {}),
                 **({"mm_processor_kwargs": kwargs} if kwargs else {}),
                 # vLLM hashes images with its `--model` value: here the temporary model dir
                 "model_id": model_id, "mm_hashes": f["mm_hashes"]["image"],

@@ -414,13 +414,26 @@ fn bfloat16_tensors_on_request() {
 /// IDs, placeholders and mm hashes, per-request `min_pixels`/`max_pixels` included.
 #[test]
 fn kwargs_data_equals_vllm() {
+    assert_eq!(check_kwargs_goldens("kwargs_data.jsonl"), 12);
+    // vLLM started with `--mm-processor-kwargs '{"max_pixels": 200704}'`: the bound applies,
+    // unhashed; a request's own kwargs are hashed alone.
+    assert_eq!(check_kwargs_goldens("server_kwargs.jsonl"), 3);
+}
+
+/// Renders every request of a `scripts/gen_kwargs_data_goldens.py` file on a server set up as
+/// vLLM was, and compares; returns the number of requests.
+fn check_kwargs_goldens(file: &str) -> usize {
     use sha2::{Digest, Sha256};
-    let goldens =
-        std::fs::read_to_string(fixtures().join("goldens/render_mm/kwargs_data.jsonl")).unwrap();
+    let goldens = std::fs::read_to_string(fixtures().join("goldens/render_mm").join(file)).unwrap();
     // vLLM hashed with its `--model` value, the temporary dir it was served from.
     let first: Value = serde_json::from_str(goldens.lines().next().unwrap()).unwrap();
+    let server_kwargs = &first["server_mm_processor_kwargs"];
     let opts = llm_render::render::RenderOptions {
         trust_request_mm_kwargs: true,
+        processor_bounds: llm_render::render::mm_kwargs::Bounds {
+            min_pixels: server_kwargs["min_pixels"].as_u64(),
+            max_pixels: server_kwargs["max_pixels"].as_u64(),
+        },
         ..Default::default()
     };
     let base = vl_server_named(first["model_id"].as_str().unwrap(), opts);
@@ -480,7 +493,7 @@ fn kwargs_data_equals_vllm() {
         }
         n += 1;
     }
-    assert_eq!(n, 12);
+    n
 }
 
 /// Per-request resize bounds are refused unless the server trusts them, and a `min_pixels`

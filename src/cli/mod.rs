@@ -110,6 +110,15 @@ pub struct ModelArgs {
     /// costs, so only for trusted clients.
     #[arg(long)]
     pub trust_request_mm_kwargs: bool,
+    /// Image processor bounds for every request, as vLLM's flag: a JSON object with
+    /// `min_pixels` and/or `max_pixels` (e.g. '{"max_pixels": 1003520}' caps an image at
+    /// 1,280 tokens). A request's own (with --trust-request-mm-kwargs) win.
+    #[arg(long, value_parser = parse_processor_bounds)]
+    pub mm_processor_kwargs: Option<crate::render::mm_kwargs::Bounds>,
+}
+
+fn parse_processor_bounds(s: &str) -> Result<crate::render::mm_kwargs::Bounds, String> {
+    crate::render::mm_kwargs::Bounds::parse_flag(s)
 }
 
 impl ModelArgs {
@@ -191,6 +200,7 @@ impl ModelArgs {
         RenderOptions {
             trust_request_chat_template: self.trust_request_chat_template,
             trust_request_mm_kwargs: self.trust_request_mm_kwargs,
+            processor_bounds: self.mm_processor_kwargs.unwrap_or_default(),
             template_fuel: self.fuel(),
             max_images_per_request: self.max_images_per_request,
             decode_limits: crate::media::DecodeLimits {

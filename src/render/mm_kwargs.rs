@@ -11,10 +11,41 @@
 //!   gets another cache key; `media::mm_hash` reproduces that.
 //!
 //! Other keys are refused with a 400 rather than silently ignored.
+//!
+//! The server may set the same bounds for every request (`--mm-processor-kwargs`, as vLLM's
+//! flag of that name): a request's own win. vLLM applies its server-level kwargs when it
+//! builds the processor and does not hash them, and neither do we (checked against vLLM's
+//! server in fixtures/goldens/render_mm/server_kwargs.jsonl).
 
 use super::{RenderOptions, TensorDtype};
 use crate::error::RenderError;
 use serde_json::{Map, Value};
+
+/// Resize bounds for the Qwen-VL processor; `None` keeps the model's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bounds {
+    pub min_pixels: Option<u64>,
+    pub max_pixels: Option<u64>,
+}
+
+impl Bounds {
+    /// `--mm-processor-kwargs`: a JSON object with `min_pixels` and/or `max_pixels`
+    /// (positive integers). vLLM's `use_fast: false` is accepted: it is what we do.
+    pub fn parse_flag(json: &str) -> Result<Bounds, String> {
+        let mut v: serde_json::Map<String, Value> =
+            serde_json::from_str(json).map_err(|e| format!("not a JSON object: {e}"))?;
+        if v.get("use_fast") == Some(&Value::Bool(false)) {
+            v.remove("use_fast");
+        }
+        let b: Bounds = serde_json::from_value(Value::Object(v))
+            .map_err(|e| format!("{e} (supported: min_pixels, max_pixels, and use_fast: false)"))?;
+        if b.min_pixels == Some(0) || b.max_pixels == Some(0) {
+            return Err("min_pixels and max_pixels must be positive".into());
+        }
+        Ok(b)
+    }
+}
 
 /// The image settings of one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,8 +64,8 @@ impl ImageKwargs {
     ) -> Result<ImageKwargs, RenderError> {
         let mut out = ImageKwargs {
             dtype: opts.tensor_dtype,
-            min_pixels: None,
-            max_pixels: None,
+            min_pixels: opts.processor_bounds.min_pixels,
+            max_pixels: opts.processor_bounds.max_pixels,
             hashed: Vec::new(),
         };
         for (k, v) in kwargs.into_iter().flatten() {
@@ -125,5 +156,26 @@ mod tests {
         assert!(parse(json!({"fps": 2}), true).is_err());
         assert!(parse(json!({"output_dtype": "int8"}), false).is_err());
         assert_eq!(parse(json!({}), false).unwrap().hashed, vec![]);
+    }
+
+    #[test]
+    fn server_bounds_apply_unhashed_under_the_request() {
+        let b = Bounds::parse_flag(r#"{"max_pixels": 200704, "use_fast": false}"#).unwrap();
+        assert_eq!(b.max_pixels, Some(200704));
+        assert!(Bounds::parse_flag(r#"{"fps": 2}"#).is_err());
+        assert!(Bounds::parse_flag(r#"{"use_fast": true}"#).is_err());
+        assert!(Bounds::parse_flag(r#"{"min_pixels": 0}"#).is_err());
+        assert!(Bounds::parse_flag("[]").is_err());
+        let opts = RenderOptions {
+            trust_request_mm_kwargs: true,
+            processor_bounds: Bounds {
+                min_pixels: Some(3136),
+                max_pixels: Some(200704),
+            },
+            ..Default::default()
+        };
+        let k = ImageKwargs::parse(json!({"min_pixels": 6272}).as_object(), &opts).unwrap();
+        assert_eq!((k.min_pixels, k.max_pixels), (Some(6272), Some(200704)));
+        assert_eq!(k.hashed, vec![("min_pixels".to_string(), 6272)]);
     }
 }

@@ -41,6 +41,8 @@ pub struct RenderOptions {
     pub fetcher: Option<crate::media::Fetcher>,
     /// Element type of `mm_tensors` unless the request asks otherwise.
     pub tensor_dtype: TensorDtype,
+    /// Server-wide image processor bounds (`--mm-processor-kwargs`), under a request's own.
+    pub processor_bounds: mm_kwargs::Bounds,
 }
 
 /// Element type of the pixel tensors in responses.
@@ -88,6 +90,7 @@ impl Default for RenderOptions {
             },
             fetcher: None,
             tensor_dtype: TensorDtype::Float32,
+            processor_bounds: mm_kwargs::Bounds::default(),
         }
     }
 }
