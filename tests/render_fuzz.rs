@@ -1,0 +1,99 @@
+//! Bad input never panics the chat render: random JSON shaped like chat requests (messages,
+//! tools and template kwargs of any structure, strings with markers and multi-byte
+//! whitespace) through every golden model. Each one renders or is a clean error.
+#![allow(clippy::unwrap_used)]
+mod common;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-z<>|{}\\[\\] \u{3000}é🤖\n_]{0,12}".prop_map(Value::from),
+        prop::sample::select(
+            &[
+                "user",
+                "assistant",
+                "system",
+                "tool",
+                "text",
+                "image_url",
+                "function",
+                "content",
+                "role",
+                "tool_calls",
+                "name",
+                "arguments",
+                "type",
+                "reasoning_content",
+                "<|im_start|>",
+                "<think>",
+                "</think>",
+                "<tool_call>",
+                "{}",
+                "{\"a\":1}"
+            ][..]
+        )
+        .prop_map(Value::from),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop::sample::select(
+                        &[
+                            "role",
+                            "content",
+                            "tool_calls",
+                            "function",
+                            "name",
+                            "arguments",
+                            "type",
+                            "text",
+                            "image_url",
+                            "url",
+                            "id",
+                            "reasoning_content",
+                            "thinking",
+                            "tool_call_id",
+                            "parameters",
+                            "properties"
+                        ][..]
+                    ),
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|kv| Value::Object(
+                kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            )),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #[test]
+    fn chat_render_never_panics(messages in prop::collection::vec(value(), 0..5), tools in prop::option::of(value()), kwargs in prop::option::of(value()), model in 0usize..4) {
+        let reg = common::golden_registry();
+        let name = common::GOLDEN_MODELS[model];
+        let m = reg.get(Some(name)).unwrap();
+        let mut body = json!({"messages": messages});
+        if let Some(t) = tools { body["tools"] = t; }
+        if let Some(k) = kwargs { body["chat_template_kwargs"] = k; }
+        let bytes = serde_json::to_vec(&body).unwrap();
+        if let Ok(req) = llm_render::protocol::parse_json::<llm_render::protocol::ChatRequest>(&bytes) {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| llm_render::render::render_chat(&m, &req, &Default::default())));
+            prop_assert!(r.is_ok(), "panic on {}", body);
+        }
+    }
+}
