@@ -496,6 +496,37 @@ fn check_kwargs_goldens(file: &str) -> usize {
     n
 }
 
+/// `mm_tensors` past `max_mm_tensor_bytes` are a 400 that names the way out; without
+/// tensors the same request renders.
+#[test]
+fn mm_tensor_budget() {
+    let base = vl_server(llm_render::render::RenderOptions {
+        max_mm_tensor_bytes: 4 << 20,
+        ..Default::default()
+    });
+    let png = std::fs::read(dir().join("rgb_640x480.png")).unwrap();
+    // 1,564 patch rows x 1,176 float32 values: ~7.4 MB
+    let mut body = image_request(&[data_url("image/png", &png)]);
+    let (status, out) = post(&base, &body);
+    assert_eq!(status, 400, "{out}");
+    let msg = out["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("--max-mm-tensor-bytes") && msg.contains("\"none\""),
+        "{msg}"
+    );
+    body["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "none"});
+    let (status, out) = post(&base, &body);
+    assert_eq!(status, 200, "{out}");
+    assert!(out["features"]["mm_tensors"].is_null());
+    // bfloat16 halves it (~3.7 MB), under the budget once; the same image twice is not
+    let tiny = std::fs::read(dir().join("rgb_640x480.png")).unwrap();
+    body["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
+    assert_eq!(post(&base, &body).0, 200);
+    let mut twice = image_request(&[data_url("image/png", &tiny), data_url("image/png", &tiny)]);
+    twice["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
+    assert_eq!(post(&base, &twice).0, 400);
+}
+
 /// Per-request resize bounds are refused unless the server trusts them, and a `min_pixels`
 /// that would blow an image up past the pixel limit is refused before processing.
 #[test]

@@ -59,6 +59,10 @@ pub struct ModelArgs {
     /// Images one request may carry; more get a 400.
     #[arg(long, default_value_t = 16)]
     pub max_images_per_request: usize,
+    /// Largest `mm_tensors` of one request, in bytes before base64 (a 1080p photo is ~50 MB
+    /// in float32); larger requests get a 400 that suggests `output_dtype: "none"`.
+    #[arg(long, default_value_t = 512 << 20)]
+    pub max_mm_tensor_bytes: u64,
     /// Largest image accepted, in pixels (Pillow's bomb guard by default); checked from the
     /// header before decoding.
     #[arg(long, default_value_t = 89_478_485)]
@@ -203,6 +207,7 @@ impl ModelArgs {
             processor_bounds: self.mm_processor_kwargs.unwrap_or_default(),
             template_fuel: self.fuel(),
             max_images_per_request: self.max_images_per_request,
+            max_mm_tensor_bytes: self.max_mm_tensor_bytes,
             decode_limits: crate::media::DecodeLimits {
                 max_pixels: self.max_image_pixels,
                 max_side: self.max_image_side,

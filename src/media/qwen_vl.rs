@@ -190,6 +190,13 @@ impl QwenVlProcessor {
         lut
     }
 
+    /// Elements of the `pixel_values` a plan makes (rows × cols).
+    pub fn pixel_values_len(&self, plan: &Plan) -> u64 {
+        let [t, h, w] = plan.grid_thw.map(u64::from);
+        let (p, tp) = (self.patch_size as u64, self.temporal_patch_size as u64);
+        t * h * w * 3 * tp * p * p
+    }
+
     /// Resizes, normalizes and patchifies an RGB image.
     pub fn process(&self, rgb: &RgbImage) -> Result<ProcessedImage, MediaError> {
         self.process_with(rgb, true)
@@ -303,6 +310,21 @@ fn split_planes_any(src: &[u8], stride: usize, origin: usize, p: usize, frame: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pixel_values_len_is_what_process_makes() {
+        let p = QwenVlProcessor::from_config(
+            br#"{"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 3136, "max_pixels": 12845056}"#,
+        )
+        .unwrap();
+        for (w, h) in [(14, 14), (640, 480), (37, 301)] {
+            let img = RgbImage::new(w, h);
+            let plan = p.plan(h, w).unwrap();
+            let got = p.process(&img).unwrap();
+            assert_eq!(got.pixel_values.len() as u64, p.pixel_values_len(&plan));
+            assert_eq!(got.rows * got.cols, got.pixel_values.len());
+        }
+    }
 
     #[test]
     fn smart_resize_matches_transformers() {

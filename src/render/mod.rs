@@ -33,6 +33,8 @@ pub struct RenderOptions {
     pub template_fuel: Option<u64>,
     /// Images one request may carry.
     pub max_images_per_request: usize,
+    /// Bytes of `mm_tensors` one request may produce (before base64).
+    pub max_mm_tensor_bytes: u64,
     /// Size limits checked before an image is decoded.
     pub decode_limits: crate::media::DecodeLimits,
     /// Which image URLs besides `data:` may be loaded.
@@ -58,6 +60,15 @@ pub enum TensorDtype {
 }
 
 impl TensorDtype {
+    /// Bytes per element (0 for `none`).
+    pub fn width(self) -> u64 {
+        match self {
+            TensorDtype::Float32 => 4,
+            TensorDtype::Bfloat16 => 2,
+            TensorDtype::None => 0,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TensorDtype::Float32 => "float32",
@@ -83,6 +94,7 @@ impl Default for RenderOptions {
             trust_request_mm_kwargs: false,
             template_fuel: None,
             max_images_per_request: 16,
+            max_mm_tensor_bytes: 512 << 20,
             decode_limits: crate::media::DecodeLimits::default(),
             url_policy: crate::media::UrlPolicy {
                 allowed_local_media_path: None,

@@ -97,9 +97,20 @@ pub fn expand_images(
     processor.max_pixels = kw.max_pixels.unwrap_or(processor.max_pixels);
     // Same URL, same bytes: load, decode, hash and process once.
     let mut by_url: HashMap<&str, (String, Arc<ProcessedImage>)> = HashMap::new();
+    // `mm_tensors` bytes so far: an image sent twice is processed once but written once per
+    // use, so each use counts.
+    let mut tensor_bytes = 0u64;
+    let too_large = |bytes: u64, param: &str| {
+        let limit = opts.max_mm_tensor_bytes;
+        (bytes > limit).then(|| media_err(param, MediaError::TensorsTooLarge { bytes, limit }))
+    };
     let mut items = Vec::with_capacity(images.len());
     for img in images {
         if let Some(done) = by_url.get(img.url.as_str()) {
+            tensor_bytes += done.1.pixel_values.len() as u64 * dtype.width();
+            if let Some(e) = too_large(tensor_bytes, &img.param) {
+                return Err(e);
+            }
             items.push(done.clone());
             continue;
         }
@@ -130,6 +141,10 @@ pub fn expand_images(
                 limit,
             };
             return Err(media_err(&img.param, e));
+        }
+        tensor_bytes += processor.pixel_values_len(&plan) * dtype.width();
+        if let Some(e) = too_large(tensor_bytes, &img.param) {
+            return Err(e);
         }
         let hash = media::mm_hash_image_bytes(
             &bytes,
