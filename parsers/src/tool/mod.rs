@@ -189,6 +189,9 @@ impl ToolSchemas {
     }
 }
 
+/// Longest tool name a parser accepts; anything longer is not a call.
+pub(crate) const MAX_NAME: usize = 256;
+
 /// Where a call name being read must be given up: the offset in `more` of the first
 /// character that is `bad` or that takes the name (already `have` bytes) past `limit` bytes.
 /// Position-exact, so every chunking gives up at the same character.

@@ -15,7 +15,7 @@
 //! emitted when their closing tag arrives.
 
 use super::pyjson::{dumps, typed};
-use super::{json_string, Parsed, Scan, ToolParser, ToolSchemas};
+use super::{json_string, Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,8 +115,6 @@ pub struct XmlParser {
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
 }
-
-const MAX_NAME: usize = 256;
 
 /// The first of `markers` in `text`, as (offset, marker).
 fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {

@@ -18,7 +18,7 @@ mod modes;
 mod object;
 
 use super::json_scan::ValueScan;
-use super::{Parsed, Scan, ToolParser};
+use super::{Parsed, Scan, ToolParser, MAX_NAME};
 use modes::{At, Flow};
 use object::ObjPhase;
 use serde::{Deserialize, Serialize};
@@ -164,9 +164,6 @@ pub struct MarkedParser {
     /// Whether the mistral call being read sits in a `[..]` array.
     in_array: bool,
 }
-
-/// Longest name accepted; anything longer is not a call.
-const MAX_NAME: usize = 256;
 
 enum Mark {
     Yes,
