@@ -1,5 +1,6 @@
 //! Criterion bench: image bytes → pixel_values (decode, resize, normalize, patchify) with
-//! the Qwen2.5-VL processor, one image at a time on one thread. Side by side with
+//! the Qwen2.5-VL processor, one image at a time on one thread; the same to uint8 patches
+//! (what vLLM's engine takes); and the stages of photo_1080p. Side by side with
 //! transformers: `python3 benches/images_vs_transformers.py`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -36,6 +37,30 @@ fn bench(c: &mut Criterion) {
                 decode(&bytes, &limits)
                     .ok()
                     .and_then(|d| processor.process(&d.rgb).ok())
+                    .map(|p| p.rows)
+                    .unwrap_or(0)
+            })
+        });
+    }
+    g.finish();
+
+    // What a vLLM engine takes (`kwargs_data`, `--mm-tensor-dtype none`): the uint8 patches,
+    // normalized later on the GPU.
+    let mut g = c.benchmark_group("image_to_uint8_patches");
+    g.sample_size(20);
+    for file in [
+        "photo_1080p.jpg",
+        "rgb_640x480.png",
+        "progressive_800x600.jpg",
+    ] {
+        let Ok(bytes) = std::fs::read(root.join("goldens/images").join(file)) else {
+            continue;
+        };
+        g.bench_function(file, |b| {
+            b.iter(|| {
+                decode(&bytes, &limits)
+                    .ok()
+                    .and_then(|d| processor.process_with(&d.rgb, false).ok())
                     .map(|p| p.rows)
                     .unwrap_or(0)
             })
