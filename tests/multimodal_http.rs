@@ -519,10 +519,9 @@ fn mm_tensor_budget() {
     assert_eq!(status, 200, "{out}");
     assert!(out["features"]["mm_tensors"].is_null());
     // bfloat16 halves it (~3.7 MB), under the budget once; the same image twice is not
-    let tiny = std::fs::read(dir().join("rgb_640x480.png")).unwrap();
     body["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
     assert_eq!(post(&base, &body).0, 200);
-    let mut twice = image_request(&[data_url("image/png", &tiny), data_url("image/png", &tiny)]);
+    let mut twice = image_request(&[data_url("image/png", &png), data_url("image/png", &png)]);
     twice["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
     assert_eq!(post(&base, &twice).0, 400);
 }

@@ -190,11 +190,12 @@ impl QwenVlProcessor {
         lut
     }
 
-    /// Elements of the `pixel_values` a plan makes (rows × cols).
-    pub fn pixel_values_len(&self, plan: &Plan) -> u64 {
-        let [t, h, w] = plan.grid_thw.map(u64::from);
-        let (p, tp) = (self.patch_size as u64, self.temporal_patch_size as u64);
-        t * h * w * 3 * tp * p * p
+    /// `[rows, cols]` of the patches a plan makes: one row per patch, each
+    /// C × temporal × patch × patch values.
+    pub fn shape(&self, plan: &Plan) -> (usize, usize) {
+        let [t, h, w] = plan.grid_thw.map(|g| g as usize);
+        let (p, tp) = (self.patch_size as usize, self.temporal_patch_size as usize);
+        (t * h * w, 3 * tp * p * p)
     }
 
     /// Resizes, normalizes and patchifies an RGB image.
@@ -209,11 +210,18 @@ impl QwenVlProcessor {
         rgb: &RgbImage,
         normalize: bool,
     ) -> Result<ProcessedImage, MediaError> {
+        let plan = self.plan(rgb.height(), rgb.width())?;
+        Ok(self.process_planned(rgb, &plan, normalize))
+    }
+
+    /// [`Self::process_with`] by a plan already made for this image (and checked against
+    /// limits by the caller).
+    pub fn process_planned(&self, rgb: &RgbImage, plan: &Plan, normalize: bool) -> ProcessedImage {
         let Plan {
             resized_hw: (h, w),
             grid_thw: grid,
             num_tokens,
-        } = self.plan(rgb.height(), rgb.width())?;
+        } = *plan;
         let resized = super::resample::resize_bicubic(rgb, w, h);
         let (p, t, m) = (
             self.patch_size as usize,
@@ -221,8 +229,7 @@ impl QwenVlProcessor {
             self.merge_size as usize,
         );
         let (gh, gw) = (grid[1] as usize, grid[2] as usize);
-        let cols = 3 * t * p * p;
-        let rows = gh * gw;
+        let (rows, cols) = self.shape(plan);
         let stride = w as usize * 3;
         let src: &[u8] = resized.as_raw();
         // One row per patch, in merge-window order: `[channel][frame][y][x]`. Each patch's
@@ -262,7 +269,7 @@ impl QwenVlProcessor {
                 }
             }
         }
-        Ok(ProcessedImage {
+        ProcessedImage {
             pixel_values,
             patches,
             rows,
@@ -270,7 +277,7 @@ impl QwenVlProcessor {
             grid_thw: grid,
             resized_hw: (h, w),
             num_tokens,
-        })
+        }
     }
 }
 
@@ -312,7 +319,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pixel_values_len_is_what_process_makes() {
+    fn shape_is_what_process_makes() {
         let p = QwenVlProcessor::from_config(
             br#"{"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 3136, "max_pixels": 12845056}"#,
         )
@@ -321,7 +328,7 @@ mod tests {
             let img = RgbImage::new(w, h);
             let plan = p.plan(h, w).unwrap();
             let got = p.process(&img).unwrap();
-            assert_eq!(got.pixel_values.len() as u64, p.pixel_values_len(&plan));
+            assert_eq!((got.rows, got.cols), p.shape(&plan));
             assert_eq!(got.rows * got.cols, got.pixel_values.len());
         }
     }

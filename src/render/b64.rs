@@ -61,11 +61,10 @@ impl B64Writer {
 /// bytes: they are converted and encoded a few KB at a time.
 pub fn encode_f32(values: &[f32], dtype: TensorDtype) -> String {
     const CHUNK: usize = 3 * 1024; // values per step: a multiple of 3, so no carry between steps
-    let width = match dtype {
-        TensorDtype::Float32 => 4,
-        TensorDtype::Bfloat16 => 2,
-        TensorDtype::None => return String::new(),
-    };
+    let width = dtype.width() as usize;
+    if width == 0 {
+        return String::new();
+    }
     let mut w = B64Writer::with_input_len(values.len() * width);
     // On little-endian machines a float32 tensor's memory is already its wire bytes: encode
     // it in place (bytemuck's checked cast) instead of copying 50 MB per 1080p image.

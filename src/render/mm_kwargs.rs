@@ -114,16 +114,16 @@ impl ImageKwargs {
     }
 }
 
+/// The names `--mm-tensor-dtype` takes (one list for the flag and the request).
 fn parse_dtype(v: &Value) -> Result<TensorDtype, RenderError> {
-    match v.as_str() {
-        Some("float32") => Ok(TensorDtype::Float32),
-        Some("bfloat16") => Ok(TensorDtype::Bfloat16),
-        Some("none") => Ok(TensorDtype::None),
-        _ => Err(RenderError::invalid(
-            "mm_processor_kwargs.output_dtype",
-            format!("output_dtype must be float32, bfloat16 or none, got {v}"),
-        )),
-    }
+    v.as_str()
+        .and_then(|s| <TensorDtype as clap::ValueEnum>::from_str(s, false).ok())
+        .ok_or_else(|| {
+            RenderError::invalid(
+                "mm_processor_kwargs.output_dtype",
+                format!("output_dtype must be float32, bfloat16 or none, got {v}"),
+            )
+        })
 }
 
 #[cfg(test)]

@@ -107,7 +107,7 @@ pub fn expand_images(
     let mut items = Vec::with_capacity(images.len());
     for img in images {
         if let Some(done) = by_url.get(img.url.as_str()) {
-            tensor_bytes += done.1.pixel_values.len() as u64 * dtype.width();
+            tensor_bytes += (done.1.rows * done.1.cols) as u64 * dtype.width();
             if let Some(e) = too_large(tensor_bytes, &img.param) {
                 return Err(e);
             }
@@ -142,7 +142,8 @@ pub fn expand_images(
             };
             return Err(media_err(&img.param, e));
         }
-        tensor_bytes += processor.pixel_values_len(&plan) * dtype.width();
+        let (rows, cols) = processor.shape(&plan);
+        tensor_bytes += (rows * cols) as u64 * dtype.width();
         if let Some(e) = too_large(tensor_bytes, &img.param) {
             return Err(e);
         }
@@ -153,11 +154,8 @@ pub fn expand_images(
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let processed = Arc::new(
-            processor
-                .process_with(&decoded.rgb, dtype != super::TensorDtype::None)
-                .map_err(|e| media_err(&img.param, e))?,
-        );
+        let normalize = dtype != super::TensorDtype::None;
+        let processed = Arc::new(processor.process_planned(&decoded.rgb, &plan, normalize));
         by_url.insert(img.url.as_str(), (hash.clone(), processed.clone()));
         items.push((hash, processed));
     }
