@@ -67,7 +67,7 @@ pub fn index_visible_tokens(
     while pos + engine_block <= held_full {
         if engine_block >= index_block && visible == pos {
             visible += (engine_block / index_block) * index_block;
-            if engine_block % index_block != 0 {
+            if !engine_block.is_multiple_of(index_block) {
                 break;
             }
         } else {
