@@ -9,7 +9,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 /// faults, and mimalloc reuses freed memory where glibc's mmap threshold returns it.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use llm_render::media::{decode, resample, DecodeLimits, QwenVlProcessor};
+use llm_render::media::{decode, resample, DecodeLimits, QwenVlProcessor, Tensors};
 use std::path::PathBuf;
 
 fn bench(c: &mut Criterion) {
@@ -24,9 +24,9 @@ fn bench(c: &mut Criterion) {
     let limits = DecodeLimits::default();
     // To float32 `pixel_values` (transformers' output), and to the uint8 patches a vLLM
     // engine takes (`kwargs_data`, `--mm-tensor-dtype none`; it normalizes on the GPU).
-    for (group, normalize) in [
-        ("image_to_pixel_values", true),
-        ("image_to_uint8_patches", false),
+    for (group, tensors) in [
+        ("image_to_pixel_values", Tensors::PixelValues),
+        ("image_to_uint8_patches", Tensors::Patches),
     ] {
         let mut g = c.benchmark_group(group);
         g.sample_size(20);
@@ -42,7 +42,7 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     decode(&bytes, &limits)
                         .ok()
-                        .and_then(|d| processor.process_with(&d.rgb, normalize).ok())
+                        .and_then(|d| processor.process_with(&d.rgb, tensors).ok())
                         .map(|p| p.rows)
                         .unwrap_or(0)
                 })
@@ -70,10 +70,20 @@ fn bench(c: &mut Criterion) {
         b.iter(|| resample::resize_bicubic(&rgb, w, h).width())
     });
     g.bench_function("process_uint8", |b| {
-        b.iter(|| processor.process_with(&rgb, false).map(|p| p.rows).ok())
+        b.iter(|| {
+            processor
+                .process_with(&rgb, Tensors::Patches)
+                .map(|p| p.rows)
+                .ok()
+        })
     });
     g.bench_function("process_float32", |b| {
-        b.iter(|| processor.process(&rgb).map(|p| p.rows).ok())
+        b.iter(|| {
+            processor
+                .process_with(&rgb, Tensors::PixelValues)
+                .map(|p| p.rows)
+                .ok()
+        })
     });
     g.finish();
 }

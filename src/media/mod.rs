@@ -10,14 +10,17 @@
 mod decode;
 mod fetch;
 mod mm_hash;
+mod normalize;
+mod patchify;
 mod qwen_vl;
 pub mod resample;
 mod square;
+mod stream_store;
 
 pub use decode::{decode, DecodeLimits, Decoded};
 pub use fetch::{is_internal, FetchPolicy, Fetcher};
 pub use mm_hash::{mm_hash_image_bytes, HashAlgo};
-pub use qwen_vl::{smart_resize, Plan, ProcessedImage, QwenVlProcessor};
+pub use qwen_vl::{smart_resize, Plan, ProcessedImage, QwenVlProcessor, Tensors};
 pub use square::{SquareImage, SquareKind, SquareProcessor};
 
 use thiserror::Error;

@@ -10,6 +10,10 @@
 //!
 //! The prompt gets `grid_t * grid_h * grid_w / merge²` image tokens per image.
 
+use super::normalize::Normalize;
+use super::patchify::PatchPlanes;
+use super::resample::{self, Filter};
+use super::stream_store::StreamingVec;
 use super::MediaError;
 use image::RgbImage;
 use serde::Deserialize;
@@ -114,14 +118,35 @@ pub struct QwenVlProcessor {
     pub rescale: f32,
 }
 
+/// Which tensors [`QwenVlProcessor::process_planned`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tensors {
+    /// Only the uint8 `patches` (vLLM's `kwargs_data`).
+    Patches,
+    /// Only the float32 `pixel_values` (transformers' output).
+    PixelValues,
+    /// Both.
+    Both,
+}
+
+impl Tensors {
+    fn patches(self) -> bool {
+        self != Tensors::PixelValues
+    }
+    fn pixel_values(self) -> bool {
+        self != Tensors::Patches
+    }
+}
+
 /// One processed image.
 #[derive(Debug, Clone)]
 pub struct ProcessedImage {
     /// Row-major `[rows, cols]` float32 patches, rescaled and normalized (transformers'
-    /// `pixel_values`).
+    /// `pixel_values`); empty unless asked for.
     pub pixel_values: Vec<f32>,
     /// The same patches before rescale and normalize: the resized image's bytes in the same
-    /// layout, which is what vLLM 0.33 ships in `kwargs_data` (its model normalizes).
+    /// layout, which is what vLLM 0.33 ships in `kwargs_data` (its model normalizes); empty
+    /// unless asked for.
     pub patches: Vec<u8>,
     pub rows: usize,
     pub cols: usize,
@@ -170,26 +195,6 @@ impl QwenVlProcessor {
         })
     }
 
-    /// Rescale + normalize as a lookup per channel: `(x / 255 - mean) / std` in f32,
-    /// computed as transformers computes it (dividing by 255 is bit-identical to its result;
-    /// multiplying by 1/255 differs in the last bit for some values; other rescale factors
-    /// multiply), once per byte value.
-    fn normalize_lut(&self) -> [[f32; 256]; 3] {
-        let divide = (self.rescale - 1.0 / 255.0).abs() < 1e-9;
-        let mut lut = [[0f32; 256]; 3];
-        for (c, table) in lut.iter_mut().enumerate() {
-            for (x, v) in table.iter_mut().enumerate() {
-                let scaled = if divide {
-                    x as f32 / 255.0
-                } else {
-                    x as f32 * self.rescale
-                };
-                *v = (scaled - self.mean[c]) / self.std[c];
-            }
-        }
-        lut
-    }
-
     /// `[rows, cols]` of the patches a plan makes: one row per patch, each
     /// C × temporal × patch × patch values.
     pub fn shape(&self, plan: &Plan) -> (usize, usize) {
@@ -198,118 +203,92 @@ impl QwenVlProcessor {
         (t * h * w, 3 * tp * p * p)
     }
 
-    /// Resizes, normalizes and patchifies an RGB image.
+    /// Resizes, normalizes and patchifies an RGB image into both tensors.
     pub fn process(&self, rgb: &RgbImage) -> Result<ProcessedImage, MediaError> {
-        self.process_with(rgb, true)
+        self.process_with(rgb, Tensors::Both)
     }
 
-    /// [`Self::process`]; without `normalize`, `pixel_values` is left empty and only the
-    /// `uint8` patches are made.
+    /// [`Self::process`], making only the `tensors` asked for.
     pub fn process_with(
         &self,
         rgb: &RgbImage,
-        normalize: bool,
+        tensors: Tensors,
     ) -> Result<ProcessedImage, MediaError> {
         let plan = self.plan(rgb.height(), rgb.width())?;
-        Ok(self.process_planned(rgb, &plan, normalize))
+        Ok(self.process_planned(rgb, &plan, tensors))
     }
 
     /// [`Self::process_with`] by a plan already made for this image (and checked against
     /// limits by the caller).
-    pub fn process_planned(&self, rgb: &RgbImage, plan: &Plan, normalize: bool) -> ProcessedImage {
+    pub fn process_planned(&self, rgb: &RgbImage, plan: &Plan, tensors: Tensors) -> ProcessedImage {
         let Plan {
             resized_hw: (h, w),
             grid_thw: grid,
             num_tokens,
         } = *plan;
-        let resized = super::resample::resize_bicubic(rgb, w, h);
         let (p, t, m) = (
             self.patch_size as usize,
             self.temporal_patch_size as usize,
             self.merge_size as usize,
         );
-        let (gh, gw) = (grid[1] as usize, grid[2] as usize);
+        let gw = grid[2] as usize;
         let (rows, cols) = self.shape(plan);
         let stride = w as usize * 3;
-        let src: &[u8] = resized.as_raw();
-        // One row per patch, in merge-window order: `[channel][frame][y][x]`. Each patch's
+        // One row per patch, in merge-window order: `[channel][frame][y][x]`. The image is
+        // resized one band of `merge` patch rows at a time (the height is a multiple of
+        // it), and a band holds the next `gw * merge` rows of output. Each patch's
         // frame is split into channel planes in a small buffer, then appended once per
         // frame: the output is written in order, never zeroed first (at 1080p, zeroing was
         // ~60 MB of memset for bytes written again at once).
         let plane = p * p;
-        let mut frame = vec![0u8; 3 * plane];
-        let mut patches = Vec::with_capacity(rows * cols);
-        // The float patches are made from the same small buffer while it is in cache: the
-        // first frame through the lookup, the others copied.
-        let lut = self.normalize_lut();
-        let mut pixel_values = Vec::with_capacity(if normalize { rows * cols } else { 0 });
-        for bh in 0..gh / m {
+        let mut frame = PatchPlanes::new(p);
+        let (want_u8, want_f32) = (tensors.patches(), tensors.pixel_values());
+        let mut patches = Vec::with_capacity(if want_u8 { rows * cols } else { 0 });
+        // A float row is made from the same small buffer while it is in cache (the first
+        // frame normalized, the others copied), then streamed to the output: the
+        // ~50 MB of a 1080p image are written once and not read back here.
+        let normalize = Normalize::new(self.mean, self.std, self.rescale);
+        let mut row = vec![0f32; if want_f32 { cols } else { 0 }];
+        let mut pixel_values = StreamingVec::with_capacity(if want_f32 { rows * cols } else { 0 });
+        let band_rows = m * p;
+        resample::resize_in_bands(rgb, w, h, Filter::Bicubic, band_rows, |band| {
             for bw in 0..gw / m {
                 for mh in 0..m {
                     for mw in 0..m {
-                        let origin = ((bh * m + mh) * p) * stride + (bw * m + mw) * p * 3;
-                        match p {
-                            14 => split_planes::<14>(src, stride, origin, &mut frame),
-                            16 => split_planes::<16>(src, stride, origin, &mut frame),
-                            _ => split_planes_any(src, stride, origin, p, &mut frame),
-                        }
-                        for (channel, table) in frame.chunks_exact(plane).zip(&lut) {
-                            for _ in 0..t {
-                                patches.extend_from_slice(channel);
-                            }
-                            if normalize {
-                                let first = pixel_values.len();
-                                pixel_values.extend(channel.iter().map(|&x| table[x as usize]));
-                                for _ in 1..t {
-                                    pixel_values.extend_from_within(first..first + plane);
+                        let origin = mh * p * stride + (bw * m + mw) * p * 3;
+                        frame.load(band, stride, origin);
+                        if want_u8 {
+                            for channel in (0..3).map(|c| frame.channel(c)) {
+                                for _ in 0..t {
+                                    patches.extend_from_slice(channel);
                                 }
                             }
+                        }
+                        if want_f32 {
+                            let planes = (0..3)
+                                .map(|c| frame.channel(c))
+                                .zip(row.chunks_exact_mut(t * plane));
+                            for (c, (channel, out)) in planes.enumerate() {
+                                let (first, rest) = out.split_at_mut(plane);
+                                normalize.channel(c, channel, first);
+                                for frame in rest.chunks_exact_mut(plane) {
+                                    frame.copy_from_slice(first);
+                                }
+                            }
+                            pixel_values.extend(&row);
                         }
                     }
                 }
             }
-        }
+        });
         ProcessedImage {
-            pixel_values,
+            pixel_values: pixel_values.finish(),
             patches,
             rows,
             cols,
             grid_thw: grid,
             resized_hw: (h, w),
             num_tokens,
-        }
-    }
-}
-
-/// One `P`×`P` patch of an RGB image (top-left byte at `origin`) as three channel planes
-/// `[c][y][x]` in `frame`. A fixed `P` lets each row's loop unroll with no bounds checks.
-fn split_planes<const P: usize>(src: &[u8], stride: usize, origin: usize, frame: &mut [u8]) {
-    let (r, rest) = frame.split_at_mut(P * P);
-    let (g, b) = rest.split_at_mut(P * P);
-    for (y, ((r, g), b)) in r
-        .chunks_exact_mut(P)
-        .zip(g.chunks_exact_mut(P))
-        .zip(b.chunks_exact_mut(P))
-        .enumerate()
-    {
-        let row = &src[origin + y * stride..][..3 * P];
-        for (i, px) in row.chunks_exact(3).enumerate() {
-            r[i] = px[0];
-            g[i] = px[1];
-            b[i] = px[2];
-        }
-    }
-}
-
-/// [`split_planes`] for any patch size.
-fn split_planes_any(src: &[u8], stride: usize, origin: usize, p: usize, frame: &mut [u8]) {
-    let plane = p * p;
-    for y in 0..p {
-        let row = &src[origin + y * stride..][..3 * p];
-        for (i, px) in row.chunks_exact(3).enumerate() {
-            for (c, &v) in px.iter().enumerate() {
-                frame[c * plane + y * p + i] = v;
-            }
         }
     }
 }

@@ -154,8 +154,12 @@ pub fn expand_images(
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let normalize = dtype != super::TensorDtype::None;
-        let processed = Arc::new(processor.process_planned(&decoded.rgb, &plan, normalize));
+        let tensors = if dtype == super::TensorDtype::None {
+            media::Tensors::Patches
+        } else {
+            media::Tensors::Both
+        };
+        let processed = Arc::new(processor.process_planned(&decoded.rgb, &plan, tensors));
         by_url.insert(img.url.as_str(), (hash.clone(), processed.clone()));
         items.push((hash, processed));
     }
