@@ -1,7 +1,8 @@
 //! Criterion bench: image bytes → pixel_values (decode, resize, normalize, patchify) with
 //! the Qwen2.5-VL processor, one image at a time on one thread; the same to uint8 patches
-//! (what vLLM's engine takes); and the stages of photo_1080p. Side by side with
-//! transformers: `python3 benches/images_vs_transformers.py`.
+//! (what vLLM's engine takes); photo_1080p on two threads at once (`both_cores`); and the
+//! stages of photo_1080p. Side by side with transformers:
+//! `python3 benches/images_vs_transformers.py`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -55,6 +56,28 @@ fn bench(c: &mut Criterion) {
     let Some(bytes) = std::fs::read(root.join("goldens/images/photo_1080p.jpg")).ok() else {
         return;
     };
+
+    // Both cores: two threads, one photo_1080p each to pixel_values per iteration (the
+    // time is per pair; images/s = 2 / time).
+    let mut g = c.benchmark_group("both_cores");
+    g.sample_size(20);
+    g.bench_function("photo_1080p_pair_to_pixel_values", |b| {
+        b.iter(|| {
+            std::thread::scope(|s| {
+                let one = || {
+                    decode(&bytes, &limits)
+                        .ok()
+                        .and_then(|d| processor.process_with(&d.rgb, Tensors::PixelValues).ok())
+                        .map(|p| p.rows)
+                };
+                let a = s.spawn(one);
+                let b = s.spawn(one);
+                (a.join().ok().flatten(), b.join().ok().flatten())
+            })
+        })
+    });
+    g.finish();
+
     let Ok(decoded) = decode(&bytes, &limits) else {
         return;
     };

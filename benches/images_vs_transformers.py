@@ -5,7 +5,8 @@ fixture Qwen2.5-VL preprocessor_config.json, PIL decode included, CPU time per i
 process. llm-render: the criterion bench `image_to_pixel_values` (same images, one thread).
 Prints both and the ratio, and SMG's llm-multimodal crate (Rust, crates.io) as a second peer
 when it builds (benches/peers/smg_mm, one thread); then throughput with both cores for
-photo_1080p: transformers in two processes vs llm-render's server answering two clients
+photo_1080p: transformers in two processes vs llm-render on two threads (criterion
+`both_cores`) and llm-render's server answering two clients
 (whole chat renders, response included, with float32, bfloat16 and no mm_tensors), with each
 one's server CPU per request. Needs: pip install transformers pillow numpy; cargo build --release.
 Usage: python3 benches/images_vs_transformers.py
@@ -39,14 +40,15 @@ def transformers_ms():
 
 
 def llm_render_ms():
-    """Criterion medians (ms) per image: {"image_to_pixel_values": {...}, "image_to_uint8_patches": {...}}."""
+    """Criterion medians (ms) per image: {"image_to_pixel_values": {...}, "image_to_uint8_patches": {...},
+    "both_cores": {"photo_1080p_pair_to_pixel_values": ms per pair on two threads}}."""
     env = dict(os.environ, RAYON_NUM_THREADS="1")
     res = subprocess.run(["cargo", "bench", "--bench", "images", "--", "--warm-up-time", "1",
-                          "--measurement-time", "5", "image_to_"], cwd=ROOT, capture_output=True, text=True, env=env)
+                          "--measurement-time", "5", "image_to_|both_cores"], cwd=ROOT, capture_output=True, text=True, env=env)
     out = {}
     name = None
     for line in res.stdout.splitlines():
-        m = re.match(r"(image_to_\w+)/(\S+)", line.strip())
+        m = re.match(r"(image_to_\w+|both_cores)/(\S+)", line.strip())
         if m:
             name = m.groups()
         m = re.search(r"time:\s+\[\S+ \S+ (\S+) (\S+)", line)
@@ -161,6 +163,10 @@ if u8:
 print(f"\nthroughput with both cores, {FILES[0]} (images/s):")
 t = transformers_throughput()
 print(f"  transformers, 2 processes (pixel_values only):  {t:6.1f}")
+pair = both.get("both_cores", {}).get("photo_1080p_pair_to_pixel_values")
+if pair:
+    r = 2e3 / pair
+    print(f"  llm-render, 2 threads in one process (pixel_values only): {r:6.1f}  ({r / t:.1f}x)")
 for dtype in ("float32", "bfloat16", "none"):
     r, cpu_ms, mb = llm_render_throughput(dtype)
     print(f"  llm-render server, 2 clients, full chat render, mm_tensors {dtype:8}: {r:6.1f}  ({r / t:.1f}x)"
