@@ -496,16 +496,16 @@ fn check_kwargs_goldens(file: &str) -> usize {
     n
 }
 
-/// `mm_tensors` past `max_mm_tensor_bytes` are a 400 that names the way out; without
-/// tensors the same request renders.
+/// Tensors past `max_mm_tensor_bytes` are a 400 that names the way out; with fewer tensor
+/// bytes the same request renders. The budget counts `kwargs_data` (uint8) and `mm_tensors`.
 #[test]
 fn mm_tensor_budget() {
     let base = vl_server(llm_render::render::RenderOptions {
-        max_mm_tensor_bytes: 4 << 20,
+        max_mm_tensor_bytes: 6 << 20,
         ..Default::default()
     });
     let png = std::fs::read(dir().join("rgb_640x480.png")).unwrap();
-    // 1,564 patch rows x 1,176 float32 values: ~7.4 MB
+    // 1,564 patch rows x 1,176 values: ~1.8 MB of uint8 plus ~7.4 MB of float32
     let mut body = image_request(&[data_url("image/png", &png)]);
     let (status, out) = post(&base, &body);
     assert_eq!(status, 400, "{out}");
@@ -518,12 +518,22 @@ fn mm_tensor_budget() {
     let (status, out) = post(&base, &body);
     assert_eq!(status, 200, "{out}");
     assert!(out["features"]["mm_tensors"].is_null());
-    // bfloat16 halves it (~3.7 MB), under the budget once; the same image twice is not
+    // bfloat16 halves the floats (~1.8 + 3.7 MB), under the budget once; the same image
+    // twice is not
     body["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
     assert_eq!(post(&base, &body).0, 200);
-    let mut twice = image_request(&[data_url("image/png", &png), data_url("image/png", &png)]);
+    let png2 = || data_url("image/png", &png);
+    let mut twice = image_request(&[png2(), png2()]);
     twice["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
     assert_eq!(post(&base, &twice).0, 400);
+    // and uint8 alone is bounded too: four uses are ~7.4 MB
+    let mut four = image_request(&[png2(), png2(), png2(), png2()]);
+    four["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "none"});
+    let (status, out) = post(&base, &four);
+    assert_eq!(status, 400, "{out}");
+    assert!(out["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("fewer or smaller images")));
 }
 
 /// Per-request resize bounds are refused unless the server trusts them, and a `min_pixels`

@@ -59,8 +59,9 @@ pub struct ModelArgs {
     /// Images one request may carry; more get a 400.
     #[arg(long, default_value_t = 16)]
     pub max_images_per_request: usize,
-    /// Largest `mm_tensors` of one request, in bytes before base64 (a 1080p photo is ~50 MB
-    /// in float32); larger requests get a 400 that suggests `output_dtype: "none"`.
+    /// Largest image tensors of one request, in bytes before base64: the uint8 `kwargs_data`
+    /// plus `mm_tensors` (a 1080p photo is ~13 MB of uint8 and ~50 MB of float32); larger
+    /// requests get a 400 that suggests `output_dtype: "none"` or fewer images.
     #[arg(long, default_value_t = 512 << 20)]
     pub max_mm_tensor_bytes: u64,
     /// Largest image accepted, in pixels (Pillow's bomb guard by default); checked from the

@@ -98,8 +98,9 @@ pub fn expand_images(
     processor.max_pixels = kw.max_pixels.unwrap_or(processor.max_pixels);
     // Same URL, same bytes: load, decode, hash and process once.
     let mut by_url: HashMap<&str, (String, Arc<ProcessedImage>)> = HashMap::new();
-    // `mm_tensors` bytes so far: an image sent twice is processed once but written once per
-    // use, so each use counts.
+    // Tensor bytes so far, before base64: each image's uint8 `kwargs_data`, plus its
+    // `mm_tensors` when asked for. An image sent twice is processed once but written once
+    // per use, so each use counts.
     let mut tensor_bytes = 0u64;
     let too_large = |bytes: u64, param: &str| {
         let limit = opts.max_mm_tensor_bytes;
@@ -108,7 +109,7 @@ pub fn expand_images(
     let mut items = Vec::with_capacity(images.len());
     for img in images {
         if let Some(done) = by_url.get(img.url.as_str()) {
-            tensor_bytes += (done.1.rows * done.1.cols) as u64 * dtype.width();
+            tensor_bytes += (done.1.rows * done.1.cols) as u64 * (1 + dtype.width());
             if let Some(e) = too_large(tensor_bytes, &img.param) {
                 return Err(e);
             }
@@ -144,7 +145,7 @@ pub fn expand_images(
             return Err(media_err(&img.param, e));
         }
         let (rows, cols) = processor.shape(&plan);
-        tensor_bytes += (rows * cols) as u64 * dtype.width();
+        tensor_bytes += (rows * cols) as u64 * (1 + dtype.width());
         if let Some(e) = too_large(tensor_bytes, &img.param) {
             return Err(e);
         }
