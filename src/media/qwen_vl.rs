@@ -156,11 +156,16 @@ pub struct ProcessedImage {
 }
 
 impl QwenVlProcessor {
-    /// Reads a `preprocessor_config.json`; `None` when it is not a Qwen2-VL-family processor.
+    /// Reads a `preprocessor_config.json`; `None` when it is not a Qwen2-VL-family processor
+    /// or a patch, temporal or merge size is 0.
     pub fn from_config(json: &[u8]) -> Option<QwenVlProcessor> {
         let raw: RawConfig = serde_json::from_slice(json).ok()?;
         let ty = raw.image_processor_type.as_deref().unwrap_or_default();
         if !ty.starts_with("Qwen2VLImageProcessor") && !ty.starts_with("Qwen3VLImageProcessor") {
+            return None;
+        }
+        let sizes = [raw.patch_size, raw.temporal_patch_size, raw.merge_size];
+        if sizes.contains(&Some(0)) {
             return None;
         }
         let size = raw.size.as_ref();
@@ -309,6 +314,18 @@ mod tests {
             let got = p.process(&img).unwrap();
             assert_eq!((got.rows, got.cols), p.shape(&plan));
             assert_eq!(got.rows * got.cols, got.pixel_values.len());
+        }
+    }
+
+    #[test]
+    fn zero_sizes_are_not_a_processor() {
+        for key in ["patch_size", "temporal_patch_size", "merge_size"] {
+            let json =
+                format!(r#"{{"image_processor_type": "Qwen2VLImageProcessor", "{key}": 0}}"#);
+            assert!(
+                QwenVlProcessor::from_config(json.as_bytes()).is_none(),
+                "{key}"
+            );
         }
     }
 
