@@ -25,6 +25,15 @@ pub use square::{SquareImage, SquareKind, SquareProcessor};
 
 use thiserror::Error;
 
+/// What the byte-permute kernels (`vpermb`: resample along rows, patch split) need: AVX-512
+/// F, BW and VBMI (Intel Ice Lake and later, AMD Zen 4 and later).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx512_vbmi() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+}
+
 /// Why an image was refused. Every variant is a client error (400).
 #[derive(Debug, Error, PartialEq)]
 pub enum MediaError {

@@ -25,11 +25,7 @@ impl PatchPlanes {
     pub(crate) fn new(p: usize) -> PatchPlanes {
         let pitch = p * p + SLACK;
         #[cfg(target_arch = "x86_64")]
-        let vbmi = (p <= 16
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi"))
-        .then(|| {
+        let vbmi = (p <= 16 && super::has_avx512_vbmi()).then(|| {
             let mut index = [0u8; 64];
             for c in 0..3 {
                 for i in 0..p {

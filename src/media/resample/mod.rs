@@ -124,21 +124,13 @@ fn clip8(v: i32) -> u8 {
 /// when upscaling, bicubic windows hold 4 pixels of a `ksize` of 5.
 fn pass_h(input: &[u8], in_w: usize, first: usize, rows: usize, horiz: &Coeffs) -> Vec<u8> {
     #[cfg(target_arch = "x86_64")]
-    if has_avx512_vbmi() {
+    if super::has_avx512_vbmi() {
         // SAFETY: the CPU has the features, checked just above.
         if let Some(out) = unsafe { avx512::pass_h(input, in_w, first, rows, horiz) } {
             return out;
         }
     }
     pass_h_by_blocks(input, in_w, first, rows, horiz)
-}
-
-/// What [`avx512::pass_h`] needs.
-#[cfg(target_arch = "x86_64")]
-fn has_avx512_vbmi() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vbmi")
 }
 
 /// [`pass_h`] by blocks of rows ([`pass_h_fixed`]).
@@ -448,7 +440,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_avx512_row_kernel_runs_and_equals_the_reference() {
-        if !has_avx512_vbmi() {
+        if !crate::media::has_avx512_vbmi() {
             return;
         }
         for (in_w, out_w) in [(1920, 1932), (640, 644), (37, 56), (300, 150), (1, 9)] {
