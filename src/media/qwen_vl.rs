@@ -301,6 +301,76 @@ impl QwenVlProcessor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// transformers' steps one at a time, from the whole resized image: the reference the
+    /// banded, vectorized processor is held to.
+    fn reference(p: &QwenVlProcessor, rgb: &RgbImage) -> (Vec<u8>, Vec<f32>) {
+        let plan = p.plan(rgb.height(), rgb.width()).unwrap();
+        let (h, w) = plan.resized_hw;
+        let img = resample::resize_bicubic(rgb, w, h);
+        let (ps, t, m) = (p.patch_size, p.temporal_patch_size, p.merge_size);
+        let [_, gh, gw] = plan.grid_thw;
+        let (mut bytes, mut floats) = (vec![], vec![]);
+        for bh in 0..gh / m {
+            for bw in 0..gw / m {
+                for mh in 0..m {
+                    for mw in 0..m {
+                        for c in 0..3 {
+                            for _ in 0..t {
+                                for y in 0..ps {
+                                    for x in 0..ps {
+                                        let (py, px) =
+                                            ((bh * m + mh) * ps + y, (bw * m + mw) * ps + x);
+                                        let v = img.get_pixel(px, py)[c];
+                                        bytes.push(v);
+                                        let scaled = v as f32 / 255.0;
+                                        floats.push(
+                                            (scaled - p.mean[c as usize]) / p.std[c as usize],
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (bytes, floats)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn process_equals_the_stepwise_reference(
+            w in 1u32..160, h in 1u32..160, patch16 in any::<bool>(), seed in any::<u64>(),
+        ) {
+            let kind = if patch16 { "Qwen3VLImageProcessor" } else { "Qwen2VLImageProcessor" };
+            let patch = if patch16 { 16 } else { 14 };
+            let json = format!(
+                r#"{{"image_processor_type": "{kind}", "patch_size": {patch}, "min_pixels": 1024, "max_pixels": 65536}}"#
+            );
+            let p = QwenVlProcessor::from_config(json.as_bytes()).unwrap();
+            let mut state = seed | 1;
+            let rgb = RgbImage::from_fn(w, h, |_, _| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                image::Rgb([(state >> 8) as u8, (state >> 16) as u8, (state >> 24) as u8])
+            });
+            let Ok(got) = p.process(&rgb) else {
+                // aspect ratio over 200: the reference would refuse it too
+                prop_assert!(p.plan(h, w).is_err());
+                return Ok(());
+            };
+            let (bytes, floats) = reference(&p, &rgb);
+            prop_assert_eq!(got.patches, bytes);
+            prop_assert_eq!(got.pixel_values, floats);
+            let only = p.process_with(&rgb, Tensors::PixelValues).unwrap();
+            prop_assert!(only.patches.is_empty());
+            prop_assert_eq!(only.pixel_values.len(), got.rows * got.cols);
+        }
+    }
 
     #[test]
     fn shape_is_what_process_makes() {
