@@ -325,9 +325,7 @@ mod tests {
                                         let v = img.get_pixel(px, py)[c];
                                         bytes.push(v);
                                         let scaled = v as f32 / 255.0;
-                                        floats.push(
-                                            (scaled - p.mean[c as usize]) / p.std[c as usize],
-                                        );
+                                        floats.push((scaled - p.mean[c]) / p.std[c]);
                                     }
                                 }
                             }
