@@ -49,12 +49,12 @@ fn offload(st: &AppState, bytes: &[u8]) -> bool {
         || (st.config.render.trust_request_chat_template && contains(bytes, b"\"chat_template\""))
 }
 
-/// Runs CPU-bound work inline or on the blocking pool (see [`offload`]). A panic becomes a
-/// 500 for this request only.
+/// Runs CPU-bound work on a request body, inline or on the blocking pool as [`offload`]
+/// decides for that body. A panic becomes a 500 for this request only.
 async fn blocking<T: Send + 'static>(
-    st: &AppState,
-    offload: bool,
-    f: impl FnOnce() -> Result<T, RenderError> + Send + 'static,
+    st: &Arc<AppState>,
+    bytes: Bytes,
+    f: impl FnOnce(&AppState, Bytes) -> Result<T, RenderError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let internal = |what: &dyn std::fmt::Display| {
         tracing::error!("render task failed: {what}");
@@ -63,7 +63,8 @@ async fn blocking<T: Send + 'static>(
             "internal error while rendering",
         )
     };
-    if !offload {
+    if !offload(st, &bytes) {
+        let f = || f(st, bytes);
         return match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
             Ok(r) => r.map_err(ApiError::from),
             Err(_) => Err(internal(&"panic")),
@@ -75,9 +76,10 @@ async fn blocking<T: Send + 'static>(
     let Ok(slot) = st.blocking_permits.clone().acquire_owned().await else {
         return Err(internal(&"render slots closed"));
     };
+    let st = st.clone();
     let work = move || {
         let _slot = slot;
-        f()
+        f(&st, bytes)
     };
     match tokio::task::spawn_blocking(work).await {
         Ok(r) => r.map_err(ApiError::from),
@@ -164,12 +166,11 @@ pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<Jso
     } else {
         render::FetchedMedia::default()
     };
-    let st2 = st.clone();
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |st, bytes| {
         let req: ChatRequest = parse_json(&bytes)?;
-        let model = st2.models.get(req.model.as_deref())?;
-        let (out, timings) = render::render_chat_with(&model, &req, &st2.config.render, &media)?;
-        st2.metrics
+        let model = st.models.get(req.model.as_deref())?;
+        let (out, timings) = render::render_chat_with(&model, &req, &st.config.render, &media)?;
+        st.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
         JsonBytes::generate(out)
     })
@@ -182,13 +183,12 @@ pub async fn completion_render(
     b: Body,
 ) -> Result<JsonBytes, ApiError> {
     let bytes = body(b)?;
-    let st2 = st.clone();
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |st, bytes| {
         let req: CompletionRequest = parse_json(&bytes)?;
-        let model = st2.models.get(req.model.as_deref())?;
+        let model = st.models.get(req.model.as_deref())?;
         let (out, timings) = render_completion(&model, &req)?;
         let tokens = out.iter().map(|g| g.token_ids.len()).sum();
-        st2.metrics.observe_render(&model.name, tokens, timings);
+        st.metrics.observe_render(&model.name, tokens, timings);
         JsonBytes::generate_list(&out)
     })
     .await?;
@@ -200,17 +200,16 @@ pub async fn tokenize(
     b: Body,
 ) -> Result<Json<TokenizeResponse>, ApiError> {
     let bytes = body(b)?;
-    let st2 = st.clone();
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |st, bytes| {
         let req: TokenizeRequest = parse_json(&bytes)?;
-        let model = st2.models.get(req.model.as_deref())?;
+        let model = st.models.get(req.model.as_deref())?;
         let tokens = match (&req.prompt, &req.messages) {
             (Some(prompt), None) => {
                 render::chat::encode(&model, prompt, req.add_special_tokens.unwrap_or(true))?
             }
             (None, Some(_)) => {
                 let chat: ChatRequest = parse_json(&bytes)?;
-                let prompt = render::render_chat_prompt(&model, &chat, &st2.config.render)?;
+                let prompt = render::render_chat_prompt(&model, &chat, &st.config.render)?;
                 if req.add_special_tokens.unwrap_or(false) {
                     render::chat::encode(&model, &prompt.prompt, true)?
                 } else {
@@ -246,10 +245,9 @@ pub async fn detokenize(
     b: Body,
 ) -> Result<Json<DetokenizeResponse>, ApiError> {
     let bytes = body(b)?;
-    let st2 = st.clone();
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |st, bytes| {
         let req: DetokenizeRequest = parse_json(&bytes)?;
-        let model = st2.models.get(req.model.as_deref())?;
+        let model = st.models.get(req.model.as_deref())?;
         if let Some((i, id)) = req
             .tokens
             .iter()
@@ -276,7 +274,7 @@ pub async fn block_hashes(
     b: Body,
 ) -> Result<Json<crate::hashing::HashResponse>, ApiError> {
     let bytes = body(b)?;
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |_, bytes| {
         let req: crate::hashing::HashRequest = parse_json(&bytes)?;
         Ok(crate::hashing::compute(&req)?)
     })
@@ -304,11 +302,10 @@ async fn derender(
     kind: crate::derender::Kind,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let bytes = body(b)?;
-    let st2 = st.clone();
-    let out = blocking(&st, offload(&st, &bytes), move || {
+    let out = blocking(&st, bytes, move |st, bytes| {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
-        let model = st2.models.get(req.model.as_deref())?;
-        crate::derender::derender(&model, &req, &st2.config.derender, kind)
+        let model = st.models.get(req.model.as_deref())?;
+        crate::derender::derender(&model, &req, &st.config.derender, kind)
     })
     .await?;
     Ok(Json(out))
