@@ -84,41 +84,17 @@ fn needs_escape(s: &str) -> bool {
     })
 }
 
-/// Appends `v` as compact JSON, byte for byte what `serde_json::to_writer` writes.
-pub fn write_value(out: &mut Vec<u8>, v: &serde_json::Value) -> serde_json::Result<()> {
-    use serde_json::Value;
-    match v {
-        Value::String(s) if s.len() >= LARGE_STRING && !needs_escape(s) => {
-            out.reserve(s.len() + 2);
-            out.push(b'"');
-            out.extend_from_slice(s.as_bytes());
-            out.push(b'"');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_value(out, item)?;
-            }
-            out.push(b']');
-        }
-        Value::Object(map) => {
-            out.push(b'{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                serde_json::to_writer(&mut *out, k)?;
-                out.push(b':');
-                write_value(out, item)?;
-            }
-            out.push(b'}');
-        }
-        other => serde_json::to_writer(&mut *out, other)?,
+/// Appends `s` as a JSON string, byte for byte what `serde_json::to_writer` writes.
+fn write_str(out: &mut Vec<u8>, s: &str) -> serde_json::Result<()> {
+    if s.len() >= LARGE_STRING && !needs_escape(s) {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        Ok(())
+    } else {
+        serde_json::to_writer(out, s)
     }
-    Ok(())
 }
 
 /// JSON output as a list of buffers: a large string taken from an owned value becomes its
@@ -159,8 +135,9 @@ impl JsonChunks {
     }
 }
 
-/// [`write_value`] for an owned value: the same bytes, with large strings that need no
-/// escaping moved into `out` as their own buffers rather than copied.
+/// Appends `v` as compact JSON, byte for byte what `serde_json::to_writer` writes; large
+/// strings that need no escaping are moved into `out` as their own buffers rather than
+/// copied.
 pub fn write_value_owned(out: &mut JsonChunks, v: serde_json::Value) -> serde_json::Result<()> {
     use serde_json::Value;
     match v {
@@ -169,6 +146,7 @@ pub fn write_value_owned(out: &mut JsonChunks, v: serde_json::Value) -> serde_js
             out.push_owned(s.into_bytes());
             out.cur.push(b'"');
         }
+        Value::String(s) => write_str(&mut out.cur, &s)?,
         Value::Array(items) => {
             out.cur.push(b'[');
             for (i, item) in items.into_iter().enumerate() {
@@ -191,7 +169,7 @@ pub fn write_value_owned(out: &mut JsonChunks, v: serde_json::Value) -> serde_js
             }
             out.cur.push(b'}');
         }
-        other => write_value(&mut out.cur, &other)?,
+        other => serde_json::to_writer(&mut out.cur, &other)?,
     }
     Ok(())
 }
@@ -225,11 +203,11 @@ mod tests {
             "mm": {"image": [long_b64, long_escaped, ""]},
             "nested": {"é": {"k": [{}, []]}},
         });
-        let mut out = Vec::new();
-        assert!(write_value(&mut out, &v).is_ok());
+        let mut out = JsonChunks::default();
+        assert!(write_value_owned(&mut out, v.clone()).is_ok());
         let want = serde_json::to_vec(&v).unwrap_or_default();
         assert_eq!(
-            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&out.finish().concat()),
             String::from_utf8_lossy(&want)
         );
         assert!(size_hint(&v) >= want.len() * 9 / 10);

@@ -28,18 +28,9 @@ pub struct GenerateRequest {
 
 impl GenerateRequest {
     /// Appends this request as JSON, byte for byte what `serde_json::to_writer` writes, with
-    /// `token_ids` and `features` through the fast writers in [`super::fast_json`].
-    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        self.write_head(out)?;
-        match &self.features {
-            Some(f) => super::fast_json::write_value(out, f)?,
-            None => out.extend_from_slice(b"null"),
-        }
-        self.write_tail(out)
-    }
-
-    /// [`Self::write_json`], consuming the request so that large feature strings (image
-    /// tensors) become buffers of their own instead of being copied.
+    /// `token_ids` and `features` through the fast writers in [`super::fast_json`]. It
+    /// consumes the request so that large feature strings (image tensors) become buffers of
+    /// their own instead of being copied.
     pub fn into_json(mut self, out: &mut JsonChunks) -> serde_json::Result<()> {
         self.write_head(&mut out.cur)?;
         match self.features.take() {
@@ -165,11 +156,11 @@ mod tests {
                 Some(vec![serde_json::json!("00ff"), serde_json::json!(7)]),
             ),
         ] {
-            let mut out = Vec::new();
-            assert!(g.write_json(&mut out).is_ok());
             let want = serde_json::to_vec(&g).unwrap_or_default();
+            let mut out = super::JsonChunks::default();
+            assert!(g.into_json(&mut out).is_ok());
             assert_eq!(
-                String::from_utf8_lossy(&out),
+                String::from_utf8_lossy(&out.finish().concat()),
                 String::from_utf8_lossy(&want)
             );
         }

@@ -142,18 +142,19 @@ impl JsonBytes {
     }
 
     /// `[g, ...]`.
-    fn generate_list(gs: &[GenerateRequest]) -> Result<Self, RenderError> {
-        let mut out = Vec::with_capacity(gs.iter().map(|g| g.json_size_hint()).sum());
-        out.push(b'[');
-        for (i, g) in gs.iter().enumerate() {
+    fn generate_list(gs: Vec<GenerateRequest>) -> Result<Self, RenderError> {
+        let size: usize = gs.iter().map(|g| g.json_size_hint()).sum();
+        let mut out = JsonChunks::with_capacity(size.min(1 << 20));
+        out.cur.push(b'[');
+        for (i, g) in gs.into_iter().enumerate() {
             if i > 0 {
-                out.push(b',');
+                out.cur.push(b',');
             }
-            g.write_json(&mut out)
+            g.into_json(&mut out)
                 .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
         }
-        out.push(b']');
-        Ok(JsonBytes(vec![out.into()]))
+        out.cur.push(b']');
+        Ok(JsonBytes(out.finish()))
     }
 }
 
@@ -189,7 +190,7 @@ pub async fn completion_render(
         let (out, timings) = render_completion(&model, &req)?;
         let tokens = out.iter().map(|g| g.token_ids.len()).sum();
         st.metrics.observe_render(&model.name, tokens, timings);
-        JsonBytes::generate_list(&out)
+        JsonBytes::generate_list(out)
     })
     .await?;
     Ok(out)
