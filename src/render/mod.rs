@@ -33,7 +33,8 @@ pub struct RenderOptions {
     pub template_fuel: Option<u64>,
     /// Images one request may carry.
     pub max_images_per_request: usize,
-    /// Bytes of `mm_tensors` one request may produce (before base64).
+    /// Tensor bytes one request may produce before base64: its uint8 `kwargs_data` plus its
+    /// `mm_tensors`.
     pub max_mm_tensor_bytes: u64,
     /// Size limits checked before an image is decoded.
     pub decode_limits: crate::media::DecodeLimits,

@@ -102,17 +102,21 @@ pub fn expand_images(
     // `mm_tensors` when asked for. An image sent twice is processed once but written once
     // per use, so each use counts.
     let mut tensor_bytes = 0u64;
-    let too_large = |bytes: u64, param: &str| {
-        let limit = opts.max_mm_tensor_bytes;
-        (bytes > limit).then(|| media_err(param, MediaError::TensorsTooLarge { bytes, limit }))
+    let mut charge = |rows: usize, cols: usize, param: &str| {
+        tensor_bytes += (rows * cols) as u64 * (1 + dtype.width());
+        let (bytes, limit) = (tensor_bytes, opts.max_mm_tensor_bytes);
+        if bytes > limit {
+            return Err(media_err(
+                param,
+                MediaError::TensorsTooLarge { bytes, limit },
+            ));
+        }
+        Ok(())
     };
     let mut items = Vec::with_capacity(images.len());
     for img in images {
         if let Some(done) = by_url.get(img.url.as_str()) {
-            tensor_bytes += (done.1.rows * done.1.cols) as u64 * (1 + dtype.width());
-            if let Some(e) = too_large(tensor_bytes, &img.param) {
-                return Err(e);
-            }
+            charge(done.1.rows, done.1.cols, &img.param)?;
             items.push(done.clone());
             continue;
         }
@@ -145,10 +149,7 @@ pub fn expand_images(
             return Err(media_err(&img.param, e));
         }
         let (rows, cols) = processor.shape(&plan);
-        tensor_bytes += (rows * cols) as u64 * (1 + dtype.width());
-        if let Some(e) = too_large(tensor_bytes, &img.param) {
-            return Err(e);
-        }
+        charge(rows, cols, &img.param)?;
         let hash = media::mm_hash_image_bytes(
             &bytes,
             decoded.converted,
