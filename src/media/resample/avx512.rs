@@ -36,8 +36,7 @@ struct Plan {
 /// span more than 64 bytes.
 fn plan(horiz: &Coeffs, in_w: usize) -> Option<Plan> {
     let out_vals = horiz.bounds.len() * 3;
-    let widest = horiz.bounds.iter().map(|b| b.1).max().unwrap_or(0);
-    let taps = widest.div_ceil(4).max(1) * 4;
+    let taps = horiz.widest().div_ceil(4).max(1) * 4;
     let blocks = out_vals.div_ceil(LANES);
     let mut p = Plan {
         taps,
