@@ -358,39 +358,66 @@ pub fn resize_in_bands(
     band: usize,
     mut f: impl FnMut(&[u8]),
 ) {
-    let (in_w, in_h) = (src.width() as usize, src.height() as usize);
     let (out_w, out_h) = (width as usize, height as usize);
     let stride = out_w * 3;
     let band = band.max(1);
-    let vertical_last = out_h != in_h && !(out_w > in_w && out_h < in_h);
-    if !vertical_last || stride == 0 {
+    let Some(last) = VerticalLast::new(src, out_w, out_h, filter).filter(|_| stride > 0) else {
         let out = resize(src, width, height, filter).into_raw();
         out.chunks(band * stride.max(1)).for_each(f);
         return;
-    }
-    let input = src.as_raw();
-    let vert = coeffs(in_h, out_h, filter);
-    let horizontal;
-    let (rows, first) = if out_w != in_w {
-        // Only the rows the vertical pass reads are resampled horizontally.
-        let first = vert.bounds.first().map_or(0, |b| b.0);
-        let last = vert.bounds.last().map_or(0, |b| b.0 + b.1);
-        horizontal = pass_h(
-            input,
-            in_w,
-            first,
-            last - first,
-            &coeffs(in_w, out_w, filter),
-        );
-        (&horizontal[..], first)
-    } else {
-        (&input[..], 0)
     };
     let mut buf = vec![0u8; band * stride];
     for y0 in (0..out_h).step_by(band) {
         let out = &mut buf[..band.min(out_h - y0) * stride];
-        pass_v_into(rows, out_w, &vert, first, y0, out);
+        last.rows_into(y0, out);
         f(out);
+    }
+}
+
+/// A resize whose vertical pass runs last (the height changes, and not "width grows while
+/// height shrinks"), ready for it: its coefficients and the rows it reads, which are the
+/// source's when the width stays, else only the rows it needs, resampled horizontally.
+struct VerticalLast<'a> {
+    vert: Coeffs,
+    rows: std::borrow::Cow<'a, [u8]>,
+    /// The source row that `rows` starts at.
+    first: usize,
+    out_w: usize,
+}
+
+impl<'a> VerticalLast<'a> {
+    /// `None` when the vertical pass does not run last (see [`resize_bicubic`]).
+    fn new(src: &'a RgbImage, out_w: usize, out_h: usize, filter: Filter) -> Option<Self> {
+        let (in_w, in_h) = (src.width() as usize, src.height() as usize);
+        if out_h == in_h || (out_w > in_w && out_h < in_h) {
+            return None;
+        }
+        let vert = coeffs(in_h, out_h, filter);
+        let input = src.as_raw();
+        if out_w == in_w {
+            let rows = std::borrow::Cow::Borrowed(&input[..]);
+            return Some(VerticalLast {
+                vert,
+                rows,
+                first: 0,
+                out_w,
+            });
+        }
+        let first = vert.bounds.first().map_or(0, |b| b.0);
+        let last = vert.bounds.last().map_or(0, |b| b.0 + b.1);
+        let horiz = coeffs(in_w, out_w, filter);
+        let rows = pass_h(input, in_w, first, last - first, &horiz).into();
+        Some(VerticalLast {
+            vert,
+            rows,
+            first,
+            out_w,
+        })
+    }
+
+    /// The output rows from `y0` on that fit in `out`.
+    fn rows_into(&self, y0: usize, out: &mut [u8]) {
+        pass_v_into(&self.rows, self.out_w, &self.vert, self.first, y0, out);
     }
 }
 
@@ -399,31 +426,18 @@ pub fn resize(src: &RgbImage, width: u32, height: u32, filter: Filter) -> RgbIma
     let (in_w, in_h) = (src.width() as usize, src.height() as usize);
     let (out_w, out_h) = (width as usize, height as usize);
     let input = src.as_raw();
-    let need_h = out_w != in_w;
-    let need_v = out_h != in_h;
-    let vertical_first = out_w > in_w && out_h < in_h;
-    let out = match (need_h, need_v) {
-        (false, false) => input.to_vec(),
-        (true, false) => pass_h(input, in_w, 0, in_h, &coeffs(in_w, out_w, filter)),
-        (false, true) => pass_v(input, in_w, &coeffs(in_h, out_h, filter), 0, out_h),
-        (true, true) if vertical_first => {
-            let tmp = pass_v(input, in_w, &coeffs(in_h, out_h, filter), 0, out_h);
-            pass_h(&tmp, in_w, 0, out_h, &coeffs(in_w, out_w, filter))
-        }
-        (true, true) => {
-            // Only the rows the vertical pass reads are resampled horizontally.
-            let vert = coeffs(in_h, out_h, filter);
-            let first = vert.bounds.first().map_or(0, |b| b.0);
-            let last = vert.bounds.last().map_or(0, |b| b.0 + b.1);
-            let tmp = pass_h(
-                input,
-                in_w,
-                first,
-                last - first,
-                &coeffs(in_w, out_w, filter),
-            );
-            pass_v(&tmp, out_w, &vert, first, out_h)
-        }
+    let out = if let Some(last) = VerticalLast::new(src, out_w, out_h, filter) {
+        let mut out = vec![0u8; out_w * 3 * out_h];
+        last.rows_into(0, &mut out);
+        out
+    } else if out_h == in_h && out_w == in_w {
+        input.to_vec()
+    } else if out_h == in_h {
+        pass_h(input, in_w, 0, in_h, &coeffs(in_w, out_w, filter))
+    } else {
+        // the width grows and the height shrinks: vertical first
+        let tmp = pass_v(input, in_w, &coeffs(in_h, out_h, filter), 0, out_h);
+        pass_h(&tmp, in_w, 0, out_h, &coeffs(in_w, out_w, filter))
     };
     RgbImage::from_raw(width, height, out).unwrap_or_else(|| RgbImage::new(width, height))
 }
