@@ -109,7 +109,6 @@ impl Parsed {
     }
 }
 
-/// A tool-call parser: fed generated text, appends deltas to a [`Parsed`].
 /// The buffering every tool parser shares: text arrives in `buf`, `run` consumes what it
 /// can decide, and the rest (a possibly partial marker) waits for the next chunk.
 pub(crate) trait Scan {
@@ -133,6 +132,7 @@ pub(crate) trait Scan {
     }
 }
 
+/// A tool-call parser: fed generated text, appends deltas to a [`Parsed`].
 pub trait ToolParser {
     fn push(&mut self, text: &str, out: &mut Parsed);
     fn finish(&mut self, out: &mut Parsed);
