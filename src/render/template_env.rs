@@ -48,29 +48,36 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
 /// Python (`True`, `None`, `['a', 1]`) except floats: Python's `str(float)` is `repr`, with an
 /// exponent below 1e-4 and from 1e16 (`1e-05`, `1e+16`), where minijinja writes `0.00001` and
 /// `10000000000000000.0`, and `1e-5` inside a list. Floats, and lists and dicts holding one,
-/// are written here; everything else as minijinja does. (`~` and `|string` still use
-/// minijinja's own conversion: a formatter only sees what is printed.)
+/// are written here; everything else as minijinja does. (`~` still uses minijinja's own
+/// conversion: a formatter only sees what is printed, and `|string` is [`py_string`].)
 fn py_formatter(out: &mut Output, state: &mut State, value: &Value) -> Result<(), Error> {
-    if is_float(value) || (is_container(value) && holds_float(value)) {
-        let mut s = String::new();
-        py_repr(&mut s, value, true);
-        return out.write_str(&s).map_err(Error::from);
+    match float_str(value) {
+        Some(s) => out.write_str(&s).map_err(Error::from),
+        None => minijinja::escape_formatter(out, state, value),
     }
-    minijinja::escape_formatter(out, state, value)
 }
 
 /// Jinja2's `string` filter (`str(value)`), with Python's float printing (see
 /// [`py_formatter`]); strings pass through unchanged.
 fn py_string(value: Value) -> Value {
-    if is_float(&value) || (is_container(&value) && holds_float(&value)) {
-        let mut s = String::new();
-        py_repr(&mut s, &value, true);
+    if let Some(s) = float_str(&value) {
         Value::from(s)
     } else if value.kind() == ValueKind::String {
         value
     } else {
         Value::from(value.to_string())
     }
+}
+
+/// Python's `str(v)` when `v` is a float or a list or dict holding one (where minijinja
+/// prints otherwise); `None` for everything else.
+fn float_str(v: &Value) -> Option<String> {
+    if !(is_float(v) || (is_container(v) && holds_float(v))) {
+        return None;
+    }
+    let mut s = String::new();
+    py_repr(&mut s, v, true);
+    Some(s)
 }
 
 fn is_float(v: &Value) -> bool {
