@@ -135,17 +135,17 @@ impl http_body::Body for ChunkedBody {
 impl JsonBytes {
     /// One `GenerateRequest`, through its fast writer.
     fn generate(g: GenerateRequest) -> Result<Self, RenderError> {
-        let mut out = JsonChunks::with_capacity(g.json_size_hint().min(1 << 20));
-        g.into_json(&mut out)
-            .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
-        Ok(JsonBytes(out.finish()))
+        Self::generate_list(vec![g], false)
     }
 
-    /// `[g, ...]`.
-    fn generate_list(gs: Vec<GenerateRequest>) -> Result<Self, RenderError> {
+    /// `[g, ...]` when `array`, else the single element. Large feature strings (image
+    /// tensors) become buffers of their own; the rest is written between them.
+    fn generate_list(gs: Vec<GenerateRequest>, array: bool) -> Result<Self, RenderError> {
         let size: usize = gs.iter().map(|g| g.json_size_hint()).sum();
         let mut out = JsonChunks::with_capacity(size.min(1 << 20));
-        out.cur.push(b'[');
+        if array {
+            out.cur.push(b'[');
+        }
         for (i, g) in gs.into_iter().enumerate() {
             if i > 0 {
                 out.cur.push(b',');
@@ -153,7 +153,9 @@ impl JsonBytes {
             g.into_json(&mut out)
                 .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
         }
-        out.cur.push(b']');
+        if array {
+            out.cur.push(b']');
+        }
         Ok(JsonBytes(out.finish()))
     }
 }
@@ -190,7 +192,7 @@ pub async fn completion_render(
         let (out, timings) = render_completion(&model, &req)?;
         let tokens = out.iter().map(|g| g.token_ids.len()).sum();
         st.metrics.observe_render(&model.name, tokens, timings);
-        JsonBytes::generate_list(out)
+        JsonBytes::generate_list(out, true)
     })
     .await?;
     Ok(out)
