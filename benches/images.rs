@@ -23,6 +23,13 @@ fn bench(c: &mut Criterion) {
         return;
     };
     let limits = DecodeLimits::default();
+    // Image bytes to the tensors asked for: decode, resize, patchify (and normalize).
+    let to_tensors = |bytes: &[u8], tensors: Tensors| {
+        decode(bytes, &limits)
+            .ok()
+            .and_then(|d| processor.process_with(&d.rgb, tensors).ok())
+            .map_or(0, |p| p.rows)
+    };
     // To float32 `pixel_values` (transformers' output), and to the uint8 patches a vLLM
     // engine takes (`kwargs_data`, `--mm-tensor-dtype none`; it normalizes on the GPU).
     for (group, tensors) in [
@@ -39,20 +46,11 @@ fn bench(c: &mut Criterion) {
             let Ok(bytes) = std::fs::read(root.join("goldens/images").join(file)) else {
                 continue;
             };
-            g.bench_function(file, |b| {
-                b.iter(|| {
-                    decode(&bytes, &limits)
-                        .ok()
-                        .and_then(|d| processor.process_with(&d.rgb, tensors).ok())
-                        .map(|p| p.rows)
-                        .unwrap_or(0)
-                })
-            });
+            g.bench_function(file, |b| b.iter(|| to_tensors(&bytes, tensors)));
         }
         g.finish();
     }
 
-    // The stages of photo_1080p, to see where the time goes.
     let Some(bytes) = std::fs::read(root.join("goldens/images/photo_1080p.jpg")).ok() else {
         return;
     };
@@ -64,20 +62,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("photo_1080p_pair_to_pixel_values", |b| {
         b.iter(|| {
             std::thread::scope(|s| {
-                let one = || {
-                    decode(&bytes, &limits)
-                        .ok()
-                        .and_then(|d| processor.process_with(&d.rgb, Tensors::PixelValues).ok())
-                        .map(|p| p.rows)
-                };
+                let one = || to_tensors(&bytes, Tensors::PixelValues);
                 let a = s.spawn(one);
                 let b = s.spawn(one);
-                (a.join().ok().flatten(), b.join().ok().flatten())
+                (a.join().ok(), b.join().ok())
             })
         })
     });
     g.finish();
 
+    // The stages of photo_1080p, to see where the time goes.
     let Ok(decoded) = decode(&bytes, &limits) else {
         return;
     };
@@ -92,22 +86,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("resize", |b| {
         b.iter(|| resample::resize_bicubic(&rgb, w, h).width())
     });
-    g.bench_function("process_uint8", |b| {
-        b.iter(|| {
-            processor
-                .process_with(&rgb, Tensors::Patches)
-                .map(|p| p.rows)
-                .ok()
-        })
-    });
-    g.bench_function("process_float32", |b| {
-        b.iter(|| {
-            processor
-                .process_with(&rgb, Tensors::PixelValues)
-                .map(|p| p.rows)
-                .ok()
-        })
-    });
+    for (name, tensors) in [
+        ("process_uint8", Tensors::Patches),
+        ("process_float32", Tensors::PixelValues),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| processor.process_with(&rgb, tensors).map(|p| p.rows).ok())
+        });
+    }
     g.finish();
 }
 
