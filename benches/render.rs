@@ -4,6 +4,8 @@
 //! * `render_long_9k_cold`: template + tokenize + `GenerateRequest`, segment cache off;
 //! * `render_long_9k_warm`: the same with the segment cache holding the conversation;
 //! * `render_tools_defined`: the short tools request, cache off.
+//! * `render_turn20_*`: turn 20 of a chat, its history in the segment cache (`warm`) or not
+//!   (`cold`), and with the template interpreted by minijinja instead of rendered natively.
 //! * `token_ids_json/*`: the long_9k render's token IDs as a JSON array, serde_json vs the
 //!   table writer in `protocol::fast_json`.
 //!
@@ -118,6 +120,19 @@ fn bench(c: &mut Criterion) {
     let last = &conv[19];
     c.bench_function("render_turn20_warm", |b| b.iter(|| render(&warm, last)));
     c.bench_function("render_turn20_cold", |b| b.iter(|| render(&cold, last)));
+    // The same turn with Qwen3's template interpreted by minijinja instead of rendered by
+    // `render::native`: what the native path saves.
+    let jinja = RenderOptions {
+        native_templates: false,
+        ..RenderOptions::default()
+    };
+    c.bench_function("render_turn20_warm_minijinja", |b| {
+        b.iter(|| {
+            render_chat(&warm, last, &jinja)
+                .map(|(g, _)| g.token_ids.len())
+                .unwrap_or(0)
+        })
+    });
 
     let ids = render_chat(&warm, &long, &opts)
         .map(|(g, _)| g.token_ids)

@@ -162,6 +162,16 @@ fn health_models_and_metrics() {
         .unwrap()
         .iter()
         .all(|m| m["tokenizer_backend"] == "fastokens"));
+    let native: Vec<&serde_json::Value> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["native_template"])
+        .collect();
+    assert_eq!(
+        native,
+        [&json!("qwen3"), &json!(null), &json!(null), &json!(null)]
+    );
     post_json(&chat_url(base), &hello("qwen3"));
     post_json(&chat_url(base), &hello("nope"));
     let text = client()
@@ -176,6 +186,7 @@ fn health_models_and_metrics() {
         "llm_render_request_duration_seconds_bucket",
         "llm_render_prompt_tokens_total{model=\"qwen3\"}",
         "llm_render_template_render_seconds_bucket",
+        "llm_render_template_renders_total{engine=\"native\",model=\"qwen3\"}",
         "llm_render_tokenize_seconds_bucket",
         "llm_render_requests_in_flight",
         "llm_render_segment_cache_total{kind=\"misses\",model=\"qwen3\"}",

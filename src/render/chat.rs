@@ -1,10 +1,12 @@
 //! `POST /v1/chat/completions/render`: messages → template → token IDs → `GenerateRequest`.
 
 use super::messages::to_template_messages;
+use super::messages::ImageRef;
 use super::multimodal::FetchedMedia;
+use super::native::NativeInput;
 use super::sampling::build_sampling_params;
-use super::template::{ChatTemplates, SelectError};
-use super::{request_id, RenderOptions, Timings};
+use super::template::{ChatTemplates, SelectError, Selected};
+use super::{request_id, RenderOptions, TemplateEngine, Timings};
 use crate::error::RenderError;
 use crate::model::Model;
 use crate::protocol::{ChatRequest, GenerateRequest};
@@ -140,54 +142,44 @@ pub fn render_chat_prompt_with(
         SelectError::NoDefault(_) => RenderError::Template(e.to_string()),
     })?;
 
+    let native = selected
+        .native
+        .filter(|_| opts.native_templates && !continue_final && req.chat_template.is_none())
+        .and_then(|t| {
+            t.render(&NativeInput {
+                messages: &req.messages,
+                tools: req.tools.as_deref().unwrap_or_default(),
+                kwargs: &kwargs,
+                add_generation_prompt,
+            })
+        });
     let mut images = Vec::new();
-    let mut messages = to_template_messages(&req.messages, selected.format, &mut images)?;
-    let final_text = if continue_final {
-        Some(tag_final_message(&mut messages, selected.source)?)
+    let engine = if native.is_some() {
+        TemplateEngine::Native
     } else {
-        None
+        TemplateEngine::Minijinja
     };
-
-    let mut ctx: BTreeMap<String, Value> = BTreeMap::new();
-    for (k, v) in &model.special_tokens {
-        ctx.insert((*k).to_string(), Value::from(v.as_str()));
-    }
-    for (k, v) in &kwargs {
-        ctx.insert(k.clone(), Value::from(Serde(v)));
-    }
-    ctx.insert("messages".into(), Value::from(Serde(&messages)));
-    ctx.insert(
-        "tools".into(),
-        req.tools
-            .as_ref()
-            .map(|v| Value::from(Serde(v)))
-            .unwrap_or(Value::from(())),
-    );
-    let documents = documents.or_else(|| req.documents.as_ref().map(|d| serde_json::json!(d)));
-    ctx.insert(
-        "documents".into(),
-        documents
-            .as_ref()
-            .map(|v| Value::from(Serde(v)))
-            .unwrap_or(Value::from(())),
-    );
-    ctx.insert(
-        "add_generation_prompt".into(),
-        Value::from(add_generation_prompt),
-    );
-
-    let mut prompt = selected
-        .template
-        .render(&ctx)
-        .map_err(RenderError::from_template)?;
-    if let Some(final_text) = final_text {
-        prompt = cut_at_continue_tag(prompt, &final_text)?;
-    }
+    let prompt = match native {
+        Some(prompt) => prompt,
+        None => render_with_minijinja(
+            model,
+            req,
+            &selected,
+            &mut images,
+            TemplateArgs {
+                kwargs,
+                documents,
+                add_generation_prompt,
+                continue_final,
+            },
+        )?,
+    };
     let t1 = Instant::now();
     let token_ids = encode(model, &prompt, false)?;
     let timings = Timings {
         template: t1 - t0,
         tokenize: t1.elapsed(),
+        template_engine: Some(engine),
     };
     let (token_ids, features) = super::multimodal::expand_images(
         model,
@@ -203,6 +195,72 @@ pub fn render_chat_prompt_with(
         features,
         timings,
     })
+}
+
+/// What a template call takes besides the messages, tools and documents of the request.
+struct TemplateArgs {
+    /// `chat_template_kwargs` less the names consumed here.
+    kwargs: serde_json::Map<String, serde_json::Value>,
+    /// `chat_template_kwargs.documents`, which wins over the request's `documents`.
+    documents: Option<serde_json::Value>,
+    add_generation_prompt: bool,
+    continue_final: bool,
+}
+
+/// The general path: the request becomes template values (see [`to_template_messages`])
+/// and minijinja renders the template; `images` collects the image parts in order.
+fn render_with_minijinja(
+    model: &Model,
+    req: &ChatRequest,
+    selected: &Selected<'_>,
+    images: &mut Vec<ImageRef>,
+    args: TemplateArgs,
+) -> Result<String, RenderError> {
+    let mut messages = to_template_messages(&req.messages, selected.format, images)?;
+    let final_text = if args.continue_final {
+        Some(tag_final_message(&mut messages, selected.source)?)
+    } else {
+        None
+    };
+
+    let mut ctx: BTreeMap<String, Value> = BTreeMap::new();
+    for (k, v) in &model.special_tokens {
+        ctx.insert((*k).to_string(), Value::from(v.as_str()));
+    }
+    for (k, v) in &args.kwargs {
+        ctx.insert(k.clone(), Value::from(Serde(v)));
+    }
+    ctx.insert("messages".into(), Value::from(Serde(&messages)));
+    ctx.insert(
+        "tools".into(),
+        req.tools
+            .as_ref()
+            .map(|v| Value::from(Serde(v)))
+            .unwrap_or(Value::from(())),
+    );
+    let documents = args
+        .documents
+        .or_else(|| req.documents.as_ref().map(|d| serde_json::json!(d)));
+    ctx.insert(
+        "documents".into(),
+        documents
+            .as_ref()
+            .map(|v| Value::from(Serde(v)))
+            .unwrap_or(Value::from(())),
+    );
+    ctx.insert(
+        "add_generation_prompt".into(),
+        Value::from(args.add_generation_prompt),
+    );
+
+    let mut prompt = selected
+        .template
+        .render(&ctx)
+        .map_err(RenderError::from_template)?;
+    if let Some(final_text) = final_text {
+        prompt = cut_at_continue_tag(prompt, &final_text)?;
+    }
+    Ok(prompt)
 }
 
 /// Tokenizes `text`; special and added tokens in it are matched (`split_special_tokens=False`).

@@ -83,7 +83,7 @@ pub(crate) fn image_url(part: &Value) -> Option<&str> {
     }
 }
 
-fn convert_content(
+pub(crate) fn convert_content(
     i: usize,
     content: &Value,
     format: ContentFormat,
@@ -144,7 +144,7 @@ fn convert_content(
     }
 }
 
-fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RenderError> {
+pub(crate) fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RenderError> {
     let Value::Array(list) = calls else {
         return Ok(calls.clone());
     };
@@ -168,14 +168,18 @@ fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RenderError> {
     Ok(Value::Array(out))
 }
 
+/// A message's reasoning as templates see it in `reasoning_content`: the first non-null of
+/// [`REASONING_FIELDS`].
+pub(crate) fn reasoning(msg: &Map<String, Value>) -> Option<&Value> {
+    REASONING_FIELDS
+        .iter()
+        .find_map(|k| msg.get(*k).filter(|v| !v.is_null()))
+}
+
 /// transformers: `{"thinking": r, **message, "reasoning_content": r}` when any reasoning field
 /// is set. Map insertion keeps an existing key's position, as a Python dict does.
 fn alias_reasoning(msg: Map<String, Value>) -> Map<String, Value> {
-    let reasoning = REASONING_FIELDS
-        .iter()
-        .find_map(|k| msg.get(*k).filter(|v| !v.is_null()))
-        .cloned();
-    let Some(reasoning) = reasoning else {
+    let Some(reasoning) = reasoning(&msg).cloned() else {
         return msg;
     };
     let mut out = Map::with_capacity(msg.len() + 2);

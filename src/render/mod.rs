@@ -8,6 +8,7 @@ mod kwargs_data;
 pub mod messages;
 pub mod mm_kwargs;
 pub mod multimodal;
+pub mod native;
 pub mod pyjson;
 pub mod sampling;
 pub mod template;
@@ -31,6 +32,8 @@ pub struct RenderOptions {
     pub trust_request_mm_kwargs: bool,
     /// Fuel for per-request templates; model templates carry their own from load time.
     pub template_fuel: Option<u64>,
+    /// Render known templates in Rust ([`native`]); off, every render goes through minijinja.
+    pub native_templates: bool,
     /// Images one request may carry.
     pub max_images_per_request: usize,
     /// Tensor bytes one request may produce before base64: its uint8 `kwargs_data` plus its
@@ -94,6 +97,7 @@ impl Default for RenderOptions {
             trust_request_chat_template: false,
             trust_request_mm_kwargs: false,
             template_fuel: None,
+            native_templates: true,
             max_images_per_request: 16,
             max_mm_tensor_bytes: 512 << 20,
             decode_limits: crate::media::DecodeLimits::default(),
@@ -113,6 +117,25 @@ impl Default for RenderOptions {
 pub struct Timings {
     pub template: Duration,
     pub tokenize: Duration,
+    /// What rendered the chat template; `None` for renders without one (completions).
+    pub template_engine: Option<TemplateEngine>,
+}
+
+/// What rendered a chat template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateEngine {
+    /// A Rust rendering of the exact template source ([`native`]).
+    Native,
+    Minijinja,
+}
+
+impl TemplateEngine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateEngine::Native => "native",
+            TemplateEngine::Minijinja => "minijinja",
+        }
+    }
 }
 
 /// A fresh request id with vLLM's prefixes (`chatcmpl-`, `cmpl-`).

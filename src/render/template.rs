@@ -3,6 +3,7 @@
 //! Templates are compiled once, at model load, into one minijinja environment per model;
 //! rendering borrows it immutably, so requests render in parallel with no lock.
 
+use super::native::NativeTemplate;
 use super::template_env::{new_environment, strip_generation_tags};
 use minijinja::Environment;
 use thiserror::Error;
@@ -60,16 +61,23 @@ pub enum SelectError {
 /// The compiled chat templates of one model.
 pub struct ChatTemplates {
     env: Environment<'static>,
-    /// (name, content format, source) in file order.
-    entries: Vec<(String, ContentFormat, String)>,
+    /// In file order.
+    entries: Vec<Entry>,
 }
 
 impl std::fmt::Debug for ChatTemplates {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
-            .entries(self.entries.iter().map(|e| &e.0))
+            .entries(self.entries.iter().map(|e| &e.name))
             .finish()
     }
+}
+
+struct Entry {
+    name: String,
+    format: ContentFormat,
+    source: String,
+    native: Option<NativeTemplate>,
 }
 
 /// A template chosen for a request.
@@ -77,6 +85,8 @@ pub struct Selected<'a> {
     pub template: minijinja::Template<'a, 'a>,
     pub source: &'a str,
     pub format: ContentFormat,
+    /// The Rust rendering of exactly this source, when there is one.
+    pub native: Option<NativeTemplate>,
 }
 
 impl ChatTemplates {
@@ -97,7 +107,13 @@ impl ChatTemplates {
                     name: name.clone(),
                     source,
                 })?;
-            entries.push((name, format, source));
+            let native = NativeTemplate::detect(&source);
+            entries.push(Entry {
+                name,
+                format,
+                source,
+                native,
+            });
         }
         Ok(ChatTemplates { env, entries })
     }
@@ -107,7 +123,7 @@ impl ChatTemplates {
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|e| e.0.as_str())
+        self.entries.iter().map(|e| e.name.as_str())
     }
 
     /// transformers' `get_chat_template`: with several named templates, `tool_use` when the
@@ -117,12 +133,12 @@ impl ChatTemplates {
             [] => return Err(SelectError::NoTemplate),
             [only] => only,
             many => {
-                let find = |n: &str| many.iter().find(|e| e.0 == n);
+                let find = |n: &str| many.iter().find(|e| e.name == n);
                 let tool_use = if has_tools { find("tool_use") } else { None };
                 tool_use.or_else(|| find("default")).ok_or_else(|| {
                     SelectError::NoDefault(
                         many.iter()
-                            .map(|e| e.0.as_str())
+                            .map(|e| e.name.as_str())
                             .collect::<Vec<_>>()
                             .join(", "),
                     )
@@ -132,12 +148,13 @@ impl ChatTemplates {
         // The name was added to this environment in `compile`, so lookup cannot fail.
         let template = self
             .env
-            .get_template(&entry.0)
+            .get_template(&entry.name)
             .map_err(|_| SelectError::NoTemplate)?;
         Ok(Selected {
             template,
-            source: &entry.2,
-            format: entry.1,
+            source: &entry.source,
+            format: entry.format,
+            native: entry.native,
         })
     }
 }

@@ -20,6 +20,8 @@ pub struct Metrics {
     pub in_flight: IntGauge,
     pub prompt_tokens: IntCounterVec,
     pub template_seconds: HistogramVec,
+    /// Chat template renders by model and engine (`native`, `minijinja`).
+    pub template_renders: IntCounterVec,
     pub tokenize_seconds: HistogramVec,
     /// Segment cache counters by model and kind (`hits`, `misses`, `hit_bytes`, `miss_bytes`),
     /// read from the encoders at scrape time.
@@ -57,6 +59,13 @@ impl Metrics {
                 .buckets(BUCKETS.to_vec()),
             &["model"],
         )?;
+        let template_renders = IntCounterVec::new(
+            Opts::new(
+                "template_renders_total",
+                "Chat template renders by engine: native (a Rust rendering of the exact template) or minijinja",
+            ),
+            &["model", "engine"],
+        )?;
         let tokenize_seconds = HistogramVec::new(
             HistogramOpts::new("tokenize_seconds", "Tokenization time").buckets(BUCKETS.to_vec()),
             &["model"],
@@ -83,6 +92,7 @@ impl Metrics {
         registry.register(Box::new(in_flight.clone()))?;
         registry.register(Box::new(prompt_tokens.clone()))?;
         registry.register(Box::new(template_seconds.clone()))?;
+        registry.register(Box::new(template_renders.clone()))?;
         registry.register(Box::new(tokenize_seconds.clone()))?;
         Ok(Metrics {
             registry,
@@ -92,6 +102,7 @@ impl Metrics {
             in_flight,
             prompt_tokens,
             template_seconds,
+            template_renders,
             tokenize_seconds,
             segment_cache,
             segment_cache_size,
@@ -121,6 +132,11 @@ impl Metrics {
         self.tokenize_seconds
             .with_label_values(&[model])
             .observe(timings.tokenize.as_secs_f64());
+        if let Some(engine) = timings.template_engine {
+            self.template_renders
+                .with_label_values(&[model, engine.as_str()])
+                .inc();
+        }
     }
 
     /// Copies each model's segment cache statistics into the registry (called per scrape).

@@ -336,6 +336,13 @@ pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
                 crate::render::tokenize::Backend::Fast => "fastokens",
                 crate::render::tokenize::Backend::Reference(_) => "tokenizers",
             },
+            native_template: m
+                .templates
+                .select(false)
+                .ok()
+                .and_then(|s| s.native)
+                .filter(|_| st.config.render.native_templates)
+                .map(|t| t.name()),
         })
         .collect();
     Json(ModelList {
