@@ -1,6 +1,7 @@
 //! Bad input never panics the chat render: random JSON shaped like chat requests (messages,
 //! tools and template kwargs of any structure, strings with markers and multi-byte
-//! whitespace) through every golden model. Each one renders or is a clean error.
+//! whitespace) through every golden model. Each one renders or is a clean error, and the same
+//! one whether or not a native template rendering is used.
 #![allow(clippy::unwrap_used)]
 mod common;
 use proptest::prelude::*;
@@ -94,6 +95,13 @@ proptest! {
         if let Ok(req) = llm_render::protocol::parse_json::<llm_render::protocol::ChatRequest>(&bytes) {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| llm_render::render::render_chat(&m, &req, &Default::default())));
             prop_assert!(r.is_ok(), "panic on {}", body);
+            // Where a native template exists, it must agree with minijinja on any input:
+            // the same token IDs, or the same error.
+            let jinja = llm_render::render::RenderOptions { native_templates: false, ..Default::default() };
+            let ids = |o: &llm_render::render::RenderOptions| {
+                llm_render::render::render_chat_prompt(&m, &req, o).map(|r| r.token_ids).map_err(|e| e.to_string())
+            };
+            prop_assert_eq!(ids(&Default::default()), ids(&jinja), "on {}", body);
         }
     }
 }
