@@ -2,7 +2,7 @@
 
 A copy-and-extend of ../shared/reference/gen_render_goldens.py: it imports that script for the
 request → template-input conversion (the exact rules the dev goldens use) and adds cases the dev
-set lacks: tool_choice, documents, odd Unicode, argument objects, named templates
+set lacks: tool_choice, documents, odd Unicode and Python whitespace, argument objects, named templates
 (default/tool_use), generation tags, tojson options, loop controls and raise_exception, the last
 ones through fixtures/models/features (a template written for these tests).
 
@@ -41,6 +41,9 @@ def cases(family):
         {"role": "assistant", "content": "", "tool_calls": [{"id": "q", "type": "function", "function": {
             "name": "search_docs", "arguments": {"query": "naïve \"quoted\" \\ back", "filters": {"tags": ["a", "ü"]}, "limit": 2}}}]},
         {"role": "tool", "tool_call_id": "q", "content": "{\"hits\": [1.5, 2e20, null, true]}"}])
+    # Python's str.isspace() takes in U+001C-U+001F; Rust's trim does not (Llama trims content)
+    add("x_python_whitespace", messages=[{"role": "system", "content": "\x1f sys \x1c"},
+                                         {"role": "user", "content": "\x1e\u3000 hi \x1d\x1f"}])
     add("x_documents", documents=[{"title": "Runbook", "text": "Restart the pod. Überprüfen."}],
         messages=[{"role": "user", "content": "Use the docs."}])
     if family == "llama3_1":
@@ -78,6 +81,9 @@ def feature_cases():
     add("f_reasoning_alias", messages=[
         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4", "reasoning": "  simple  "},
         {"role": "user", "content": "3+3?"}])
+    add("f_reasoning_odd_space", messages=[
+        {"role": "system", "content": "\x1f Be exact. \x1c"}, {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "4", "reasoning": "\x1d simple \x1f"}, {"role": "user", "content": "3+3?"}])
     add("f_thinking_alias", messages=[
         {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4", "thinking": "add"},
         {"role": "user", "content": "ok"}])

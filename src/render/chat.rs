@@ -6,6 +6,7 @@ use super::multimodal::FetchedMedia;
 use super::native::NativeInput;
 use super::sampling::build_sampling_params;
 use super::template::{ChatTemplates, SelectError, Selected};
+use super::template_env::py_space;
 use super::{request_id, RenderOptions, TemplateEngine, Timings};
 use crate::error::RenderError;
 use crate::model::Model;
@@ -321,11 +322,6 @@ fn tag_final_message(
             "continue_final_message is set but the final message has no \"content\" to continue!",
         )),
     }
-}
-
-/// Python's `str.strip()` whitespace (`str.isspace`), which also covers U+001C–U+001F.
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Cuts the rendered prompt at the continue tag, as transformers does.

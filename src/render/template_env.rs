@@ -10,6 +10,9 @@
 //!
 //! We add `fromjson` (the inverse of `tojson`, used by some tool templates) and Python string
 //! and dict methods (`.startswith`, `.split`, `.items()` …) from `minijinja_contrib::pycompat`.
+//! Where minijinja trims whitespace its own way, the `trim` filter and the argument-less
+//! `.strip()`, `.lstrip()`, `.rstrip()` and `.split()` are replaced with Python's, whose
+//! whitespace (`str.isspace`) also takes in U+001C–U+001F.
 
 use super::pyjson::{self, DumpOptions};
 use minijinja::syntax::SyntaxConfig;
@@ -34,14 +37,52 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(fuel);
-    env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+    env.set_unknown_method_callback(py_methods);
     env.set_formatter(py_formatter);
     env.add_filter("string", py_string);
+    env.add_filter("trim", py_trim);
     env.add_filter("tojson", tojson);
     env.add_filter("fromjson", fromjson);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
     Ok(env)
+}
+
+/// Python's whitespace (`str.isspace`, what `str.strip()` and `str.split()` drop): Unicode's
+/// White_Space, as Rust's `char::is_whitespace`, plus U+001C–U+001F.
+pub fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// String methods with Python's whitespace where pycompat uses Rust's (`"\x1fa".strip()` is
+/// `"a"` in Python); everything else is `minijinja_contrib::pycompat`.
+fn py_methods(
+    state: &mut State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    if let (Some(s), []) = (value.as_str(), args) {
+        match method {
+            "strip" => return Ok(Value::from(s.trim_matches(py_space))),
+            "lstrip" => return Ok(Value::from(s.trim_start_matches(py_space))),
+            "rstrip" => return Ok(Value::from(s.trim_end_matches(py_space))),
+            "split" => {
+                let parts = s.split(py_space).filter(|p| !p.is_empty());
+                return Ok(Value::from(parts.map(Value::from).collect::<Vec<_>>()));
+            }
+            _ => {}
+        }
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// Jinja2's `trim(value, chars=None)`: `str.strip(chars)`.
+fn py_trim(s: std::borrow::Cow<'_, str>, chars: Option<std::borrow::Cow<'_, str>>) -> String {
+    match chars {
+        Some(chars) => s.trim_matches(|c| chars.contains(c)).to_string(),
+        None => s.trim_matches(py_space).to_string(),
+    }
 }
 
 /// Writes `{{ value }}` as Jinja2 writes it (`str(value)`). minijinja already prints like
@@ -299,6 +340,15 @@ mod tests {
         assert_eq!(
             render("{{ s.strip() }}|{{ s.startswith('  h') }}", ctx.clone())?,
             "hi|True"
+        );
+        let odd = serde_json::json!({"x": "\u{1f}a\u{1c} \u{3000}"});
+        // Jinja2 (Python 3.11): 'a|a|a\x1c \u3000|\x1fa|1|ab'
+        assert_eq!(
+            render(
+                "{{ x | trim }}|{{ x.strip() }}|{{ x.lstrip() }}|{{ x.rstrip() }}|{{ x.split() | length }}|{{ 'xaby' | trim('xy') }}",
+                odd
+            )?,
+            "a|a|a\u{1c} \u{3000}|\u{1f}a|1|ab"
         );
         assert_eq!(
             render("{% generation %}a{% endgeneration %}", ctx.clone())?,
