@@ -5,7 +5,8 @@
 //! * `render_long_9k_warm`: the same with the segment cache holding the conversation;
 //! * `render_tools_defined`: the short tools request, cache off.
 //! * `render_turn20_*`: turn 20 of a chat, its history in the segment cache (`warm`) or not
-//!   (`cold`), and with the template interpreted by minijinja instead of rendered natively.
+//!   (`cold`), and with the template interpreted by minijinja instead of rendered natively;
+//!   `render_turn20_deepseek_v3_*` the same on DeepSeek-V3's template.
 //! * `token_ids_json/*`: the long_9k render's token IDs as a JSON array, serde_json vs the
 //!   table writer in `protocol::fast_json`.
 //!
@@ -61,12 +62,18 @@ fn conversation(n: usize) -> Vec<ChatRequest> {
 }
 
 fn load(cache_bytes: usize) -> Option<Model> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/models/qwen3");
+    load_model("qwen3", cache_bytes)
+}
+
+fn load_model(name: &str, cache_bytes: usize) -> Option<Model> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/models")
+        .join(name);
     let opts = LoadOptions {
         segment_cache_bytes: cache_bytes,
         ..LoadOptions::default()
     };
-    Model::load_dir("qwen3", &dir, &opts).ok()
+    Model::load_dir(name, &dir, &opts).ok()
 }
 
 fn bench(c: &mut Criterion) {
@@ -133,6 +140,24 @@ fn bench(c: &mut Criterion) {
                 .unwrap_or(0)
         })
     });
+    // The same chat on DeepSeek-V3's template, native and interpreted.
+    if let Some(deepseek) = load_model("deepseek_v3", 256 << 20) {
+        for turn in &conv[..19] {
+            render(&deepseek, turn);
+        }
+        for (name, o) in [
+            ("render_turn20_deepseek_v3_warm", &opts),
+            ("render_turn20_deepseek_v3_warm_minijinja", &jinja),
+        ] {
+            c.bench_function(name, |b| {
+                b.iter(|| {
+                    render_chat(&deepseek, last, o)
+                        .map(|(g, _)| g.token_ids.len())
+                        .unwrap_or(0)
+                })
+            });
+        }
+    }
 
     let ids = render_chat(&warm, &long, &opts)
         .map(|(g, _)| g.token_ids)

@@ -170,7 +170,12 @@ fn health_models_and_metrics() {
         .collect();
     assert_eq!(
         native,
-        [&json!("qwen3"), &json!(null), &json!(null), &json!(null)]
+        [
+            &json!("qwen3"),
+            &json!(null),
+            &json!("deepseek_v3"),
+            &json!(null)
+        ]
     );
     post_json(&chat_url(base), &hello("qwen3"));
     post_json(&chat_url(base), &hello("nope"));

@@ -1,6 +1,6 @@
-//! Native template renderings write exactly minijinja's bytes: random conversations shaped
-//! like real chats (think blocks, tool calls and results, reasoning fields, tools, kwargs)
-//! rendered both ways must give the same prompt, or both the same error. The render goldens
+//! Native template renderings (Qwen3, DeepSeek-V3) write exactly minijinja's bytes: random
+//! conversations shaped like real chats (think blocks, tool calls and results, reasoning
+//! fields, tools, kwargs) rendered both ways must give the same prompt, or both the same error. The render goldens
 //! cover the native path too (`golden_render.rs` renders over HTTP with it on, and through the
 //! CLI with it off).
 #![allow(clippy::unwrap_used)]
@@ -114,7 +114,7 @@ fn kwargs() -> impl Strategy<Value = Value> {
             Just(json!(0))
         ]),
         prop::option::of(prop::sample::select(
-            &["date_string", "custom", "namespace", "content"][..],
+            &["date_string", "custom", "namespace", "content", "bos_token"][..],
         )),
     )
         .prop_map(|(thinking, extra)| {
@@ -132,9 +132,16 @@ fn kwargs() -> impl Strategy<Value = Value> {
 static NATIVE: AtomicUsize = AtomicUsize::new(0);
 static CASES: AtomicUsize = AtomicUsize::new(0);
 
-fn render(req: &ChatRequest, native: bool) -> Result<(String, Vec<u32>, bool), String> {
+/// The fixture models whose templates have a native rendering.
+const NATIVE_MODELS: [&str; 2] = ["qwen3", "deepseek_v3"];
+
+fn render(
+    model: &str,
+    req: &ChatRequest,
+    native: bool,
+) -> Result<(String, Vec<u32>, bool), String> {
     let reg = common::golden_registry();
-    let model = reg.get(Some("qwen3")).unwrap();
+    let model = reg.get(Some(model)).unwrap();
     let opts = RenderOptions {
         native_templates: native,
         ..RenderOptions::default()
@@ -156,7 +163,8 @@ proptest! {
         std::env::var("NATIVE_TEMPLATE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000)
     ))]
     #[test]
-    fn qwen3_native_equals_minijinja(
+    fn native_equals_minijinja(
+        model in prop::sample::select(&NATIVE_MODELS[..]),
         messages in prop::collection::vec(message(), 1..7),
         tools in prop::option::of(prop::collection::vec(tool(), 0..3)),
         kwargs in prop::option::of(kwargs()),
@@ -166,8 +174,8 @@ proptest! {
         if let Some(t) = tools { body["tools"] = Value::Array(t); }
         if let Some(k) = kwargs { body["chat_template_kwargs"] = k; }
         let req: ChatRequest = serde_json::from_value(body.clone()).unwrap();
-        let fast = render(&req, true);
-        let reference = render(&req, false);
+        let fast = render(model, &req, true);
+        let reference = render(model, &req, false);
         CASES.fetch_add(1, Ordering::Relaxed);
         if let Ok((_, _, true)) = fast {
             NATIVE.fetch_add(1, Ordering::Relaxed);
@@ -175,7 +183,7 @@ proptest! {
         prop_assert_eq!(
             fast.map(|r| (r.0, r.1)),
             reference.map(|r| (r.0, r.1)),
-            "request {}", body
+            "{} request {}", model, body
         );
     }
 }
@@ -184,23 +192,25 @@ proptest! {
 #[test]
 fn most_generated_cases_render_natively() {
     let reg = common::golden_registry();
-    let model = reg.get(Some("qwen3")).unwrap();
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let strategy = (prop::collection::vec(message(), 1..7), any::<bool>());
-    let (mut native, total) = (0, 500);
-    for _ in 0..total {
-        let (messages, agp) = strategy.new_tree(&mut runner).unwrap().current();
-        let req: ChatRequest =
-            serde_json::from_value(json!({"messages": messages, "add_generation_prompt": agp}))
-                .unwrap();
-        if let Ok(r) = render_chat_prompt(&model, &req, &RenderOptions::default()) {
-            native += usize::from(r.timings.template_engine == Some(TemplateEngine::Native));
+    for name in NATIVE_MODELS {
+        let model = reg.get(Some(name)).unwrap();
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = (prop::collection::vec(message(), 1..7), any::<bool>());
+        let (mut native, total) = (0, 500);
+        for _ in 0..total {
+            let (messages, agp) = strategy.new_tree(&mut runner).unwrap().current();
+            let req: ChatRequest =
+                serde_json::from_value(json!({"messages": messages, "add_generation_prompt": agp}))
+                    .unwrap();
+            if let Ok(r) = render_chat_prompt(&model, &req, &RenderOptions::default()) {
+                native += usize::from(r.timings.template_engine == Some(TemplateEngine::Native));
+            }
         }
+        assert!(
+            native * 2 > total,
+            "{name}: only {native} of {total} rendered natively"
+        );
     }
-    assert!(
-        native * 2 > total,
-        "only {native} of {total} rendered natively"
-    );
 }
 
 #[test]
@@ -213,7 +223,7 @@ fn other_templates_and_request_templates_use_minijinja() {
         let r = render_chat_prompt(&model, &req, &RenderOptions::default()).unwrap();
         assert_eq!(
             r.timings.template_engine,
-            Some(if name == "qwen3" {
+            Some(if NATIVE_MODELS.contains(&name) {
                 TemplateEngine::Native
             } else {
                 TemplateEngine::Minijinja

@@ -54,7 +54,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub no_fast_tokenizer: bool,
     /// Always render chat templates with minijinja, never with the Rust renderings of known
-    /// templates (Qwen3's), which write the same bytes several times faster.
+    /// templates (Qwen3's, DeepSeek-V3's), which write the same bytes several times faster.
     #[arg(long)]
     pub no_native_templates: bool,
     /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.

@@ -106,8 +106,9 @@ pub struct ModelCard {
     pub max_model_len: Option<u64>,
     /// **(ext)** `fastokens` when the fast encoder proved equal at load, else `tokenizers`.
     pub tokenizer_backend: &'static str,
-    /// **(ext)** The native rendering of the model's default chat template (`qwen3`), or
-    /// `null` when minijinja renders it (`--no-native-templates`, or an unknown template).
+    /// **(ext)** The native rendering of the model's default chat template (`qwen3`,
+    /// `deepseek_v3`), or `null` when minijinja renders it (`--no-native-templates`, or a
+    /// template without one).
     pub native_template: Option<&'static str>,
 }
 

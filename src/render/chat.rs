@@ -152,6 +152,11 @@ pub fn render_chat_prompt_with(
                 tools: req.tools.as_deref().unwrap_or_default(),
                 kwargs: &kwargs,
                 add_generation_prompt,
+                bos_token: model
+                    .special_tokens
+                    .iter()
+                    .find(|(k, _)| *k == "bos_token")
+                    .map(|(_, v)| v.as_str()),
             })
         });
     let mut images = Vec::new();

@@ -12,11 +12,8 @@
 //!
 //! Inputs outside that shape answer `None` and render through minijinja (see the parent).
 
-use super::{tojson, NativeInput};
-use crate::render::messages::{convert_content, convert_tool_calls, reasoning};
-use crate::render::template::ContentFormat;
-use serde_json::{Map, Value};
-use std::borrow::Cow;
+use super::{read_messages, tojson, Msg, NativeInput, Role};
+use serde_json::Value;
 
 /// Names the template binds or calls: a request kwarg with one of these names would shadow
 /// it in minijinja's context, so such requests take the general path.
@@ -35,70 +32,6 @@ const TEMPLATE_NAMES: [&str; 9] = [
 const TOOLS_HEADER: &str = "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
 const TOOLS_FOOTER: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    System,
-    User,
-    Assistant,
-    Tool,
-}
-
-impl Role {
-    fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
-}
-
-/// One message as the template reads it.
-struct Msg<'a> {
-    role: Role,
-    /// `message.content`: a string, `""` for null, text parts joined with `"\n"`.
-    content: Cow<'a, str>,
-    /// `message.reasoning_content` when defined (transformers' alias of the three fields).
-    reasoning: Option<&'a str>,
-    /// `message.tool_calls` when non-empty (assistant messages only).
-    tool_calls: Option<&'a Value>,
-}
-
-fn read_message(i: usize, m: &Map<String, Value>) -> Option<Msg<'_>> {
-    let role = match m.get("role")?.as_str()? {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        _ => return None,
-    };
-    let content = match m.get("content")? {
-        Value::String(s) => Cow::Borrowed(s.as_str()),
-        other => match convert_content(i, other, ContentFormat::String, &mut Vec::new()).ok()? {
-            Value::String(s) => Cow::Owned(s),
-            _ => return None,
-        },
-    };
-    let reasoning = match reasoning(m) {
-        None => None,
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(_) => return None,
-    };
-    let tool_calls = match m.get("tool_calls") {
-        Some(Value::Array(a)) if role == Role::Assistant && !a.is_empty() => m.get("tool_calls"),
-        Some(Value::Array(_)) | Some(Value::Null) | None => None,
-        Some(_) if role != Role::Assistant => None,
-        Some(_) => return None,
-    };
-    Some(Msg {
-        role,
-        content,
-        reasoning,
-        tool_calls,
-    })
-}
-
 pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
     if input
         .kwargs
@@ -108,12 +41,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
         return None;
     }
     let tools = input.tools;
-    let msgs = input
-        .messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| read_message(i, m))
-        .collect::<Option<Vec<_>>>()?;
+    let msgs = read_messages(input.messages)?;
     let first = msgs.first()?;
     let size: usize = msgs.iter().map(|m| m.content.len() + 32).sum();
     let mut out = String::with_capacity(size + 64);
@@ -150,7 +78,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
             Role::User => push_block(&mut out, "user", &m.content),
             Role::System if i > 0 => push_block(&mut out, "system", &m.content),
             Role::System => {}
-            Role::Assistant => assistant(&mut out, i, m, i > last_query_index, i == last)?,
+            Role::Assistant => assistant(&mut out, m, i > last_query_index, i == last)?,
             Role::Tool => {
                 if i == 0 || msgs[i - 1].role != Role::Tool {
                     out.push_str("<|im_start|>user");
@@ -183,7 +111,7 @@ fn push_block(out: &mut String, role: &str, content: &str) {
 }
 
 /// The template's assistant branch, tool calls included.
-fn assistant(out: &mut String, i: usize, m: &Msg<'_>, after_query: bool, last: bool) -> Option<()> {
+fn assistant(out: &mut String, m: &Msg<'_>, after_query: bool, last: bool) -> Option<()> {
     let role = m.role.as_str();
     let (content, reasoning): (&str, &str) = match m.reasoning {
         Some(r) => (&m.content, r),
@@ -215,10 +143,7 @@ fn assistant(out: &mut String, i: usize, m: &Msg<'_>, after_query: bool, last: b
         out.push('\n');
         out.push_str(content);
     }
-    if let Some(raw) = m.tool_calls {
-        let Ok(Value::Array(calls)) = convert_tool_calls(i, raw) else {
-            return None;
-        };
+    if let Some(calls) = &m.tool_calls {
         for (j, call) in calls.iter().enumerate() {
             if j > 0 || !content.is_empty() {
                 out.push('\n');
