@@ -15,7 +15,7 @@ use crate::error::RenderError;
 use serde_json::{Map, Value};
 
 /// The names a message's reasoning may arrive under, in transformers' priority order.
-const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+pub(crate) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 
 /// Converts request messages into template messages, collecting their images in order.
 pub fn to_template_messages(
@@ -170,7 +170,7 @@ pub(crate) fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, Rende
 
 /// A message's reasoning as templates see it in `reasoning_content`: the first non-null of
 /// [`REASONING_FIELDS`].
-pub(crate) fn reasoning(msg: &Map<String, Value>) -> Option<&Value> {
+fn reasoning(msg: &Map<String, Value>) -> Option<&Value> {
     REASONING_FIELDS
         .iter()
         .find_map(|k| msg.get(*k).filter(|v| !v.is_null()))

@@ -3,8 +3,8 @@
 //! Why: on a 20-turn chat (47 KB of prompt), minijinja spends ~50 µs interpreting Qwen3's
 //! template and ~15 µs more converting the conversation into template values: three
 //! quarters of a render. The native renderer writes the same bytes in a few µs, and the
-//! whole render drops from ~85 to ~21 µs (`cargo bench --bench render -- render_turn20`);
-//! DeepSeek-V3's from ~78 to ~19 µs. llama.cpp takes the same approach (`llm_chat_apply_template`), but
+//! whole render drops from ~85 to ~17 µs (`cargo bench --bench render -- render_turn20`);
+//! DeepSeek-V3's from ~78 to ~15 µs. llama.cpp takes the same approach (`llm_chat_apply_template`), but
 //! matches templates by heuristics; here the match is exact:
 //!
 //! * a native renderer is attached to a template only when the template's source hashes to
@@ -22,7 +22,7 @@
 mod deepseek_v3;
 mod qwen3;
 
-use super::messages::{convert_content, convert_tool_calls, reasoning};
+use super::messages::{convert_content, convert_tool_calls, REASONING_FIELDS};
 use super::template::ContentFormat;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -123,26 +123,46 @@ struct Msg<'a> {
 /// One message as a template reads it after `render::messages`' conversion (for templates
 /// that read content as a string), or `None` when it is outside what native renderings cover.
 fn read_message(i: usize, m: &Map<String, Value>) -> Option<Msg<'_>> {
-    let role = match m.get("role")?.as_str()? {
+    // One pass over the (small) map instead of six hashed lookups.
+    let (mut role, mut content, mut calls) = (None, None, None);
+    let mut reasoning_fields = [None; REASONING_FIELDS.len()];
+    for (key, value) in m {
+        match key.as_str() {
+            "role" => role = Some(value),
+            "content" => content = Some(value),
+            "tool_calls" => calls = Some(value),
+            k => {
+                if let Some(p) = REASONING_FIELDS.iter().position(|f| *f == k) {
+                    reasoning_fields[p] = Some(value);
+                }
+            }
+        }
+    }
+    let role = match role?.as_str()? {
         "system" => Role::System,
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "tool" => Role::Tool,
         _ => return None,
     };
-    let content = match m.get("content")? {
+    let content = match content? {
         Value::String(s) => Cow::Borrowed(s.as_str()),
         other => match convert_content(i, other, ContentFormat::String, &mut Vec::new()).ok()? {
             Value::String(s) => Cow::Owned(s),
             _ => return None,
         },
     };
-    let reasoning = match reasoning(m) {
+    // The first non-null field in transformers' order, as `messages::reasoning` picks it.
+    let reasoning = match reasoning_fields
+        .into_iter()
+        .flatten()
+        .find(|v| !v.is_null())
+    {
         None => None,
         Some(Value::String(s)) => Some(s.as_str()),
         Some(_) => return None,
     };
-    let tool_calls = match m.get("tool_calls") {
+    let tool_calls = match calls {
         // Arguments that are not JSON are the general path's error to report.
         Some(calls @ Value::Array(a)) if role == Role::Assistant && !a.is_empty() => {
             match convert_tool_calls(i, calls).ok()? {
