@@ -4,8 +4,8 @@
 //! template and ~15 µs more converting the conversation into template values: three
 //! quarters of a render. The native renderer writes the same bytes in a few µs, and the
 //! whole render drops from ~85 to ~17 µs (`cargo bench --bench render -- render_turn20`);
-//! DeepSeek-V3's from ~78 to ~15 µs. llama.cpp takes the same approach (`llm_chat_apply_template`), but
-//! matches templates by heuristics; here the match is exact:
+//! DeepSeek-V3's from ~78 to ~15 µs. llama.cpp takes the same approach
+//! (`llm_chat_apply_template`), but matches templates by heuristics; here the match is exact:
 //!
 //! * a native renderer is attached to a template only when the template's source hashes to
 //!   the one it was written from (blake3 of the source as the model ships it), so an edited
