@@ -26,11 +26,7 @@ const ASSISTANT: &str = "<｜Assistant｜>";
 const END: &str = "<｜end▁of▁sentence｜>";
 
 pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
-    if input
-        .kwargs
-        .keys()
-        .any(|k| TEMPLATE_NAMES.contains(&k.as_str()))
-    {
+    if input.kwargs_shadow(&TEMPLATE_NAMES) {
         return None;
     }
     let msgs = read_messages(input.messages)?;

@@ -40,6 +40,14 @@ pub struct NativeInput<'a> {
     pub bos_token: Option<&'a str>,
 }
 
+impl NativeInput<'_> {
+    /// Whether a request kwarg has one of `names`, the names a template binds or reads: in
+    /// minijinja's context it would shadow or set them, so a native rendering must not apply.
+    fn kwargs_shadow(&self, names: &[&str]) -> bool {
+        self.kwargs.keys().any(|k| names.contains(&k.as_str()))
+    }
+}
+
 /// A template family rendered natively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NativeTemplate {

@@ -33,11 +33,7 @@ const TOOLS_HEADER: &str = "# Tools\n\nYou may call one or more functions to ass
 const TOOLS_FOOTER: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
 
 pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
-    if input
-        .kwargs
-        .keys()
-        .any(|k| TEMPLATE_NAMES.contains(&k.as_str()))
-    {
+    if input.kwargs_shadow(&TEMPLATE_NAMES) {
         return None;
     }
     let tools = input.tools;
