@@ -76,6 +76,11 @@ def feature_cases():
         1e-05, 1e16, 0.1, 2.0, 1.5e300, -0.0, 123456789.123, 5e-324, 1e15, 0.0001, 12345678901234567890.0,
         [1e-7, "it's", 2], {"k": 2.5e-5, "s": "x\ty"}, 3, True, None, "str"]},
         messages=[{"role": "user", "content": "print"}])
+    # `{{ list }}` is Python's repr: strings in it escape non-printable characters (ZWJ, NBSP, BOM)
+    add("f_print_repr_escapes", chat_template_kwargs={"print_values": [
+        ["👨\u200d👩\u200d👧", "nbsp\xa0", "bom\ufeff", "it's", "q\"", "tab\t", "ok é 漢"],
+        {"k\u2028": "v\u00ad"}, "top\u200d"]},
+        messages=[{"role": "user", "content": "print"}])
     add("f_documents_ascii", documents=[{"title": "café", "text": "Ünïcödé ✓ \"q\"\n"}, {"title": "b", "text": "𝔘"}],
         messages=[{"role": "user", "content": "Summarize."}])
     add("f_reasoning_alias", messages=[
