@@ -44,6 +44,13 @@ def cases(family):
     # Python's str.isspace() takes in U+001C-U+001F; Rust's trim does not (Llama trims content)
     add("x_python_whitespace", messages=[{"role": "system", "content": "\x1f sys \x1c"},
                                          {"role": "user", "content": "\x1e\u3000 hi \x1d\x1f"}])
+    # floats Python prints with 17 significant digits: serde_json needs float_roundtrip to read them exactly
+    add("x_long_floats", tools=[{"type": "function", "function": {"name": "f", "description": "d", "parameters": {
+        "type": "object", "properties": {"x": {"type": "number", "default": 458883.84580789995}}}}}], messages=[
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function", "function": {
+            "name": "f", "arguments": {"x": 4.6916736840516316e-11, "y": 0.30000000000000004}}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "done"}])
     add("x_documents", documents=[{"title": "Runbook", "text": "Restart the pod. Überprüfen."}],
         messages=[{"role": "user", "content": "Use the docs."}])
     if family == "llama3_1":
