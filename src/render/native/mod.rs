@@ -14,8 +14,9 @@
 //!   `None` for anything else (unusual roles, non-string fields, kwargs that could shadow a
 //!   template variable, `continue_final_message`…), which then renders through minijinja.
 //!   Errors are therefore always minijinja's.
-//! * a property test renders random conversations both ways and requires equal bytes, and
-//!   every render golden of the model runs through it (`tests/render_goldens.rs`).
+//! * a property test renders random conversations both ways and requires equal bytes
+//!   (`tests/native_templates.rs`), `tests/render_fuzz.rs` does the same with JSON of any
+//!   shape, and the render goldens run through it over HTTP (`tests/golden_render.rs`).
 //!
 //! `--no-native-templates` turns the whole path off.
 
@@ -51,9 +52,10 @@ impl NativeInput<'_> {
 /// A template family rendered natively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NativeTemplate {
-    /// Qwen3 (0.6B … 32B, 30B-A3B, 235B-A22B): ChatML with `<think>` handling.
+    /// The template of the first Qwen3 release (fixtures/models/qwen3): ChatML with `<think>`
+    /// handling.
     Qwen3,
-    /// DeepSeek-V3 (and its 0324 update's original template).
+    /// DeepSeek-V3's template (fixtures/models/deepseek_v3).
     DeepSeekV3,
 }
 
@@ -103,17 +105,6 @@ enum Role {
     User,
     Assistant,
     Tool,
-}
-
-impl Role {
-    fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
-        }
-    }
 }
 
 /// One message as the template reads it.

@@ -108,7 +108,6 @@ fn push_block(out: &mut String, role: &str, content: &str) {
 
 /// The template's assistant branch, tool calls included.
 fn assistant(out: &mut String, m: &Msg<'_>, after_query: bool, last: bool) -> Option<()> {
-    let role = m.role.as_str();
     let (content, reasoning): (&str, &str) = match m.reasoning {
         Some(r) => (&m.content, r),
         None if m.content.contains("</think>") => {
@@ -128,8 +127,7 @@ fn assistant(out: &mut String, m: &Msg<'_>, after_query: bool, last: bool) -> Op
         }
         None => (&m.content, ""),
     };
-    out.push_str("<|im_start|>");
-    out.push_str(role);
+    out.push_str("<|im_start|>assistant");
     if after_query && (last || !reasoning.is_empty()) {
         out.push_str("\n<think>\n");
         out.push_str(reasoning.trim_matches('\n'));
