@@ -1,0 +1,139 @@
+//! Python's string semantics where minijinja's differ: whitespace (`str.isspace`, which takes
+//! in U+001C–U+001F) in `trim`, `.strip()` and `.split()`; Jinja2's `title` filter and
+//! Python's `str.title()`.
+
+use minijinja::value::Value;
+use minijinja::{Error, State};
+
+/// Python's whitespace (`str.isspace`, what `str.strip()` and `str.split()` drop): Unicode's
+/// White_Space, as Rust's `char::is_whitespace`, plus U+001C–U+001F.
+pub fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// String methods with Python's whitespace where pycompat uses Rust's (`"\x1fa".strip()` is
+/// `"a"` in Python); everything else is `minijinja_contrib::pycompat`.
+pub(super) fn py_methods(
+    state: &mut State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    if let (Some(s), []) = (value.as_str(), args) {
+        match method {
+            "strip" => return Ok(Value::from(s.trim_matches(py_space))),
+            "lstrip" => return Ok(Value::from(s.trim_start_matches(py_space))),
+            "rstrip" => return Ok(Value::from(s.trim_end_matches(py_space))),
+            "isspace" => return Ok(Value::from(!s.is_empty() && s.chars().all(py_space))),
+            "title" => return Ok(Value::from(py_str_title(s))),
+            "split" => {
+                let parts = s.split(py_space).filter(|p| !p.is_empty());
+                return Ok(Value::from(parts.map(Value::from).collect::<Vec<_>>()));
+            }
+            _ => {}
+        }
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+/// Python's `str.title()`: a character after a cased one is lower-cased, any other is
+/// title-cased, so words restart after every non-letter (`"o'neil"` → `"O'Neil"`, `"get_x"` →
+/// `"Get_X"`, `"ǆx"` → `"ǅx"`). Approximations: title case is upper case except for the
+/// four Latin digraphs (so `"ß"` gives `"SS"` where Python gives `"Ss"`), and a final sigma
+/// is not special-cased.
+fn py_str_title(s: &str) -> String {
+    // (upper, title, lower) of the digraphs, the only letters whose title case is their own.
+    const DIGRAPHS: [[char; 3]; 4] = [
+        ['\u{1c4}', '\u{1c5}', '\u{1c6}'],
+        ['\u{1c7}', '\u{1c8}', '\u{1c9}'],
+        ['\u{1ca}', '\u{1cb}', '\u{1cc}'],
+        ['\u{1f1}', '\u{1f2}', '\u{1f3}'],
+    ];
+    let digraph = |c: char| DIGRAPHS.iter().find(|d| d.contains(&c));
+    let mut out = String::with_capacity(s.len());
+    let mut previous_is_cased = false;
+    for c in s.chars() {
+        match (digraph(c), previous_is_cased) {
+            (Some(d), true) => out.push(d[2]),
+            (Some(d), false) => out.push(d[1]),
+            (None, true) => out.extend(c.to_lowercase()),
+            (None, false) => out.extend(c.to_uppercase()),
+        }
+        previous_is_cased = c.is_lowercase() || c.is_uppercase() || digraph(c).is_some();
+    }
+    out
+}
+
+/// Jinja2's `trim(value, chars=None)`: `str.strip(chars)`.
+pub(super) fn py_trim(
+    s: std::borrow::Cow<'_, str>,
+    chars: Option<std::borrow::Cow<'_, str>>,
+) -> String {
+    match chars {
+        Some(chars) => s.trim_matches(|c| chars.contains(c)).to_string(),
+        None => s.trim_matches(py_space).to_string(),
+    }
+}
+
+/// Jinja2's `title`: the text split before runs of whitespace (Python's), `-`, `(`, `{`, `[`
+/// and `<`; each piece's first character upper-cased and the rest lower-cased, each piece on
+/// its own (so a final sigma is judged within the piece, as `str.lower()` of the slice does).
+pub(super) fn py_title(s: std::borrow::Cow<'_, str>) -> String {
+    let separator = |c: char| py_space(c) || "-({[<".contains(c);
+    let mut out = String::with_capacity(s.len());
+    let mut rest: &str = &s;
+    while let Some(c) = rest.chars().next() {
+        let run = if separator(c) {
+            let end = rest.find(|c: char| !separator(c)).unwrap_or(rest.len());
+            out.push_str(&rest[..end]);
+            end
+        } else {
+            let end = rest.find(separator).unwrap_or(rest.len());
+            out.extend(c.to_uppercase());
+            out.push_str(&rest[c.len_utf8()..end].to_lowercase());
+            end
+        };
+        rest = &rest[run..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::render;
+    use minijinja::Error;
+
+    /// Jinja2 3.1 `title` on text with Python-only whitespace, a ligature and sigmas.
+    #[test]
+    fn title_splits_words_as_jinja2() -> Result<(), Error> {
+        for (s, want) in [
+            (
+                "\u{fb01}\u{fdd0}\u{3c2}\u{85}/\u{2028}\u{1d518}\u{feff}\u{3a3}9",
+                "FI\u{fdd0}\u{3c2}\u{85}/\u{2028}\u{1d518}\u{feff}\u{3c3}9",
+            ),
+            ("\u{1c}\u{e9}\rZ a-b(c [d", "\u{1c}\u{c9}\rZ A-B(C [D"),
+            ("hELLO wORLD", "Hello World"),
+        ] {
+            let ctx = serde_json::json!({ "s": s });
+            assert_eq!(render("{{ s | title }}", ctx)?, want, "{s:?}");
+        }
+        Ok(())
+    }
+
+    /// CPython 3.11 `str.title()`.
+    #[test]
+    fn title_method_is_python() -> Result<(), Error> {
+        for (s, want) in [
+            ("a-b_c", "A-B_C"),
+            ("o'neil x3y", "O'Neil X3Y"),
+            ("\u{1c6}x \u{1c5}Y \u{1c4}", "\u{1c5}x \u{1c5}y \u{1c5}"),
+            ("hELLO wORLD", "Hello World"),
+            ("get_weather", "Get_Weather"),
+            ("\u{e9}\u{6f22}a1b", "\u{c9}\u{6f22}A1B"),
+        ] {
+            let ctx = serde_json::json!({ "s": s });
+            assert_eq!(render("{{ s.title() }}", ctx)?, want, "{s:?}");
+        }
+        Ok(())
+    }
+}
