@@ -42,7 +42,11 @@ def rval(depth=0):
 
 
 VALUE_EXPRS = ["{{ x }}", "{{ x | string }}", "{{ x | tojson }}", "{{ x | tojson(indent=2) }}",
-               "{{ x | tojson(ensure_ascii=true) }}", "{{ x | tojson(sort_keys=true) }}"]
+               "{{ x | tojson(ensure_ascii=true) }}", "{{ x | tojson(sort_keys=true) }}",
+               "{{ x is iterable }}{{ x is sequence }}{{ x is mapping }}{{ x is string }}{{ x is number }}",
+               "{{ x | int if x is not number or x is boolean or (x > -1e30 and x < 1e30) else '' }}|{{ x | float }}"]
+NUMERIC = ["12", " 1_000 ", "3.9", "1e3", "-0", "+5", "0x1A", "inf", "-Infinity", "nan", "1__0", "_1", ".5",
+           "5.", "1e400", "0b11", "\u3000 7\x1c", "1_0.5", "--1", "1e", "0_0"]
 STRING_EXPRS = ["{{ s.strip() }}|{{ s | trim }}|{{ s.lstrip() }}|{{ s.rstrip() }}", "{{ s.split() }}|{{ s.isspace() }}",
                 "{{ s.upper() }}|{{ s.lower() }}|{{ s | upper }}|{{ s | lower }}", "{{ s | capitalize }}|{{ s.capitalize() }}",
                 "{{ s | title }}", "{{ s | length }}|{{ s[1:3] }}|{{ s[::-1] }}", "{{ s.split('a') }}|{{ s.replace('a', 'b') }}",
@@ -54,6 +58,7 @@ env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=No
 
 cases = [(e, {"x": v}) for v in (rval() for _ in range(150)) for e in VALUE_EXPRS]
 cases += [(e, {"s": s}) for s in (rstr() for _ in range(150)) for e in STRING_EXPRS]
+cases += [("{{ s | int }}|{{ s | float }}|{{ s | int(base=16) }}|{{ s | int(7) }}", {"s": s}) for s in NUMERIC]
 with open(sys.argv[1], "w") as f:
     for template, ctx in cases:
         rec = {"template": template, "context": ctx}

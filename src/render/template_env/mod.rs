@@ -15,15 +15,16 @@
 //! Python's, whose whitespace (`str.isspace`) also takes in U+001C–U+001F.
 //!
 //! The `title` filter splits words as Jinja2 does, and `.title()` restarts words after every
-//! non-letter as Python does. Known differences left (none in the fixture templates; a
-//! differential run against Jinja2 found them): `.title()` upper-cases letters whose title
-//! case differs (`ß` → `SS`, Python `Ss`); `|int` and `|float` fail on text that is not a
-//! number, where Jinja2 returns 0; `is sequence` is false for a dict; `%` formatting, `pprint`
-//! and `indent` with a string width differ or fail; `escape` writes `&#39;` in Jinja2 and `&#x27;`/`&#x2f;` here; the
-//! filters `wordcount`, `truncate`, `center` and the methods `rsplit`, `zfill` are missing.
+//! non-letter as Python does; `int`, `float`, `iterable` and `sequence` are Jinja2's
+//! (`py_types.rs`). Known differences left (none in the fixture templates; a differential run
+//! against Jinja2 found them): `.title()` upper-cases letters whose title case differs (`ß` →
+//! `SS`, Python `Ss`); `%` formatting, `pprint` and `indent` with a string width differ or
+//! fail; `escape` writes `&#39;` in Jinja2 and `&#x27;`/`&#x2f;` here; the filters
+//! `wordcount`, `truncate`, `center` and the methods `rsplit`, `zfill` are missing.
 
 mod py_print;
 mod py_text;
+mod py_types;
 
 pub use py_text::py_space;
 
@@ -33,6 +34,7 @@ use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 use py_print::{py_formatter, py_string};
 use py_text::{py_methods, py_title, py_trim};
+use py_types::{is_iterable, is_sequence, py_float, py_int};
 use std::sync::OnceLock;
 
 /// Marker put at the front of errors raised by a template's own `raise_exception`, so the
@@ -57,6 +59,10 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.add_filter("string", py_string);
     env.add_filter("trim", py_trim);
     env.add_filter("title", py_title);
+    env.add_filter("int", py_int);
+    env.add_filter("float", py_float);
+    env.add_test("iterable", is_iterable);
+    env.add_test("sequence", is_sequence);
     env.add_filter("tojson", tojson);
     env.add_filter("fromjson", fromjson);
     env.add_function("raise_exception", raise_exception);
