@@ -12,20 +12,12 @@ use super::py_space;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
-/// Jinja2's `iterable` test.
+/// Jinja2's `iterable` test: what has a length and an index, plus lazy sequences (`range`).
 pub(super) fn is_iterable(v: &Value) -> bool {
-    matches!(
-        v.kind(),
-        ValueKind::String
-            | ValueKind::Bytes
-            | ValueKind::Seq
-            | ValueKind::Map
-            | ValueKind::Iterable
-            | ValueKind::Undefined
-    )
+    is_sequence(v) || v.kind() == ValueKind::Iterable
 }
 
-/// Jinja2's `sequence` test.
+/// Jinja2's `sequence` test: strings, lists and dicts (and undefined, which has a length).
 pub(super) fn is_sequence(v: &Value) -> bool {
     matches!(
         v.kind(),
