@@ -44,13 +44,15 @@ def rval(depth=0):
 VALUE_EXPRS = ["{{ x }}", "{{ x | string }}", "{{ x | tojson }}", "{{ x | tojson(indent=2) }}",
                "{{ x | tojson(ensure_ascii=true) }}", "{{ x | tojson(sort_keys=true) }}",
                "{{ x is iterable }}{{ x is sequence }}{{ x is mapping }}{{ x is string }}{{ x is number }}",
-               "{{ x | int if x is not number or x is boolean or (x > -1e30 and x < 1e30) else '' }}|{{ x | float }}"]
+               "{{ x | int if x is not number or x is boolean or (x > -1e30 and x < 1e30) else '' }}|{{ x | float }}",
+               "{{ x | e }}"]
 NUMERIC = ["12", " 1_000 ", "3.9", "1e3", "-0", "+5", "0x1A", "inf", "-Infinity", "nan", "1__0", "_1", ".5",
            "5.", "1e400", "0b11", "\u3000 7\x1c", "1_0.5", "--1", "1e", "0_0"]
 STRING_EXPRS = ["{{ s.strip() }}|{{ s | trim }}|{{ s.lstrip() }}|{{ s.rstrip() }}", "{{ s.split() }}|{{ s.isspace() }}",
                 "{{ s.upper() }}|{{ s.lower() }}|{{ s | upper }}|{{ s | lower }}", "{{ s | capitalize }}|{{ s.capitalize() }}",
                 "{{ s | title }}", "{{ s | length }}|{{ s[1:3] }}|{{ s[::-1] }}", "{{ s.split('a') }}|{{ s.replace('a', 'b') }}",
-                "{{ [s] }}|{{ {s: s} }}", "{{ s.startswith('a') }}{{ s.endswith('a') }}{{ 'a' in s }}"]
+                "{{ [s] }}|{{ {s: s} }}", "{{ s.startswith('a') }}{{ s.endswith('a') }}{{ 'a' in s }}",
+                "{{ s | e }}|{{ s | escape | length }}"]
 
 env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
 env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: json.dumps(

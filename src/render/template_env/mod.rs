@@ -19,8 +19,8 @@
 //! (`py_types.rs`). Known differences left (none in the fixture templates; a differential run
 //! against Jinja2 found them): `.title()` upper-cases letters whose title case differs (`ß` →
 //! `SS`, Python `Ss`); `%` formatting, `pprint` and `indent` with a string width differ or
-//! fail; `escape` writes `&#39;` in Jinja2 and `&#x27;`/`&#x2f;` here; the filters
-//! `wordcount`, `truncate`, `center` and the methods `rsplit`, `zfill` are missing.
+//! fail; the filters `wordcount`, `truncate`, `center` and the methods `rsplit`, `zfill` are
+//! missing. `escape` is markupsafe's (`py_text.rs`).
 
 mod py_print;
 mod py_text;
@@ -33,7 +33,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 use py_print::{py_formatter, py_string};
-use py_text::{py_methods, py_title, py_trim};
+use py_text::{py_escape, py_methods, py_title, py_trim};
 use py_types::{is_iterable, is_sequence, py_float, py_int};
 use std::sync::OnceLock;
 
@@ -59,6 +59,8 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.add_filter("string", py_string);
     env.add_filter("trim", py_trim);
     env.add_filter("title", py_title);
+    env.add_filter("escape", py_escape);
+    env.add_filter("e", py_escape);
     env.add_filter("int", py_int);
     env.add_filter("float", py_float);
     env.add_test("iterable", is_iterable);

@@ -98,6 +98,30 @@ pub(super) fn py_title(s: std::borrow::Cow<'_, str>) -> String {
     out
 }
 
+/// Jinja2's `escape`/`e` (markupsafe): `&`, `<`, `>`, `"` and `'` become `&amp;`, `&lt;`,
+/// `&gt;`, `&#34;` and `&#39;`, and nothing else changes. minijinja spells the quotes
+/// `&quot;`/`&#x27;` and escapes `/` too. Values that are not strings are escaped as Jinja2
+/// prints them; text already marked safe passes through.
+pub(super) fn py_escape(value: &Value) -> Value {
+    if value.is_safe() {
+        return value.clone();
+    }
+    let text = super::py_print::py_string(value.clone());
+    let text = text.as_str().unwrap_or_default();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&#34;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    Value::from_safe_string(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::render;
@@ -117,6 +141,20 @@ mod tests {
             let ctx = serde_json::json!({ "s": s });
             assert_eq!(render("{{ s | title }}", ctx)?, want, "{s:?}");
         }
+        Ok(())
+    }
+
+    /// Jinja2 3.1 (markupsafe) output.
+    #[test]
+    fn escape_is_markupsafe() -> Result<(), Error> {
+        let ctx = serde_json::json!({"s": "<a href='x'>&\"/</a>", "n": null});
+        assert_eq!(
+            render(
+                "{{ s | e }}|{{ s | escape }}|{{ (s | e) ~ '<' }}|{{ 5 | e }}|{{ n | e }}|{{ 1.5e-5 | e }}|{{ s | e | e }}",
+                ctx
+            )?,
+            "&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;<|5|None|1.5e-05|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;"
+        );
         Ok(())
     }
 
