@@ -52,7 +52,10 @@ STRING_EXPRS = ["{{ s.strip() }}|{{ s | trim }}|{{ s.lstrip() }}|{{ s.rstrip() }
                 "{{ s.upper() }}|{{ s.lower() }}|{{ s | upper }}|{{ s | lower }}", "{{ s | capitalize }}|{{ s.capitalize() }}",
                 "{{ s | title }}", "{{ s | length }}|{{ s[1:3] }}|{{ s[::-1] }}", "{{ s.split('a') }}|{{ s.replace('a', 'b') }}",
                 "{{ [s] }}|{{ {s: s} }}", "{{ s.startswith('a') }}{{ s.endswith('a') }}{{ 'a' in s }}",
-                "{{ s | e }}|{{ s | escape | length }}"]
+                "{{ s | e }}|{{ s | escape | length }}",
+                "{{ s.rsplit() }}|{{ s.rsplit(None, 1) }}|{{ s.rsplit(' ', 1) }}|{{ s.rsplit('a') }}|{{ s.rsplit('a', 2) }}",
+                "{{ s.zfill(9) }}|{{ s | center(15) }}|{{ s | center(16) }}",
+                "{{ s | truncate(6) }}|{{ s | truncate(6, true) }}|{{ s | truncate(5, false, '..', 0) }}|{{ s | truncate(4, leeway=1) }}"]
 
 env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
 env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: json.dumps(

@@ -2,8 +2,8 @@
 //! in U+001C–U+001F) in `trim`, `.strip()` and `.split()`; Jinja2's `title` filter and
 //! Python's `str.title()`.
 
-use minijinja::value::Value;
-use minijinja::{Error, State};
+use minijinja::value::{Kwargs, Rest, Value};
+use minijinja::{Error, ErrorKind, State};
 
 /// Python's whitespace (`str.isspace`, what `str.strip()` and `str.split()` drop): Unicode's
 /// White_Space, as Rust's `char::is_whitespace`, plus U+001C–U+001F.
@@ -19,6 +19,13 @@ pub(super) fn py_methods(
     method: &str,
     args: &[Value],
 ) -> Result<Value, Error> {
+    if let Some(s) = value.as_str() {
+        match (method, args) {
+            ("rsplit", _) => return py_rsplit(s, args),
+            ("zfill", [width]) => return py_zfill(s, width).map(Value::from),
+            _ => {}
+        }
+    }
     if let (Some(s), []) = (value.as_str(), args) {
         match method {
             "strip" => return Ok(Value::from(s.trim_matches(py_space))),
@@ -34,6 +41,142 @@ pub(super) fn py_methods(
         }
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+}
+
+fn invalid(message: &str) -> Error {
+    Error::new(ErrorKind::InvalidOperation, message.to_string())
+}
+
+/// Python's `str.rsplit(sep=None, maxsplit=-1)` (positional arguments): splits from the
+/// right, so overlapping separators pair up as Python pairs them (`"aaa".rsplit("aa")` is
+/// `["a", ""]`); without `sep`, on runs of Python whitespace, keeping the leading
+/// whitespace of what `maxsplit` leaves unsplit.
+fn py_rsplit(s: &str, args: &[Value]) -> Result<Value, Error> {
+    if args.len() > 2 {
+        return Err(invalid("rsplit takes at most 2 arguments"));
+    }
+    let sep = match args.first() {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => Some(
+            v.as_str()
+                .ok_or_else(|| invalid("rsplit: sep must be a string or None"))?,
+        ),
+    };
+    let maxsplit = match args.get(1) {
+        None => -1,
+        Some(v) => v
+            .as_i64()
+            .ok_or_else(|| invalid("rsplit: maxsplit must be an integer"))?,
+    };
+    let mut parts: Vec<&str> = match sep {
+        Some("") => return Err(invalid("rsplit: empty separator")),
+        Some(sep) if maxsplit < 0 => s.rsplit(sep).collect(),
+        Some(sep) => s.rsplitn(maxsplit as usize + 1, sep).collect(),
+        None => {
+            let mut parts = Vec::new();
+            let mut rest = s.trim_end_matches(py_space);
+            let mut left = maxsplit;
+            while left != 0 && !rest.is_empty() {
+                let Some((i, c)) = rest.char_indices().rev().find(|&(_, c)| py_space(c)) else {
+                    break;
+                };
+                parts.push(&rest[i + c.len_utf8()..]);
+                rest = rest[..i].trim_end_matches(py_space);
+                left -= 1;
+            }
+            if !rest.is_empty() {
+                parts.push(rest);
+            }
+            parts
+        }
+    };
+    parts.reverse();
+    Ok(Value::from(
+        parts.into_iter().map(Value::from).collect::<Vec<_>>(),
+    ))
+}
+
+/// Python's `str.zfill(width)`: zeros after a leading sign up to `width` characters.
+fn py_zfill(s: &str, width: &Value) -> Result<String, Error> {
+    let width = width
+        .as_i64()
+        .ok_or_else(|| invalid("zfill: width must be an integer"))?;
+    let len = s.chars().count() as i64;
+    if len >= width {
+        return Ok(s.to_string());
+    }
+    let zeros = "0".repeat((width - len) as usize);
+    Ok(match s.strip_prefix(['+', '-']) {
+        Some(rest) => format!("{}{zeros}{rest}", &s[..1]),
+        None => format!("{zeros}{s}"),
+    })
+}
+
+/// Jinja2's `center(value, width=80)`: Python's `str.center`, the odd space on the left when
+/// both the margin and the width are odd.
+pub(super) fn py_center(s: std::borrow::Cow<'_, str>, width: Option<i64>) -> String {
+    let width = width.unwrap_or(80);
+    let len = s.chars().count() as i64;
+    if width <= len {
+        return s.into_owned();
+    }
+    let margin = width - len;
+    let left = margin / 2 + (margin & width & 1);
+    format!(
+        "{}{s}{}",
+        " ".repeat(left as usize),
+        " ".repeat((margin - left) as usize)
+    )
+}
+
+/// Jinja2's `truncate(s, length=255, killwords=False, end='...', leeway=5)`: text within
+/// `length + leeway` characters is kept; otherwise it is cut to `length - len(end)`
+/// characters, back to the last space unless `killwords`, and `end` appended.
+pub(super) fn py_truncate(
+    s: std::borrow::Cow<'_, str>,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let names = ["length", "killwords", "end", "leeway"];
+    if args.len() > names.len() {
+        return Err(invalid("truncate takes at most 4 arguments"));
+    }
+    let arg = |i: usize| -> Result<Option<Value>, Error> {
+        let kw: Option<Value> = kwargs.get(names[i])?;
+        Ok(args.get(i).cloned().or(kw))
+    };
+    let length = arg(0)?
+        .map_or(Some(255), |v| v.as_i64())
+        .ok_or_else(|| invalid("truncate: length must be an integer"))?;
+    let killwords = arg(1)?.is_some_and(|v| v.is_true());
+    let end = arg(2)?
+        .map_or(Some("...".to_string()), |v| v.as_str().map(str::to_string))
+        .ok_or_else(|| invalid("truncate: end must be a string"))?;
+    let leeway = arg(3)?
+        .filter(|v| !v.is_none())
+        .map_or(Some(5), |v| v.as_i64())
+        .ok_or_else(|| invalid("truncate: leeway must be an integer"))?;
+    kwargs.assert_all_used()?;
+    let end_len = end.chars().count() as i64;
+    if length < end_len {
+        return Err(invalid("expected length >= len(end)"));
+    }
+    if leeway < 0 {
+        return Err(invalid("expected leeway >= 0"));
+    }
+    if s.chars().count() as i64 <= length + leeway {
+        return Ok(s.into_owned());
+    }
+    let keep = (length - end_len) as usize;
+    let cut = s.char_indices().nth(keep).map_or(s.len(), |(i, _)| i);
+    let head = &s[..cut];
+    let head = if killwords {
+        head
+    } else {
+        head.rsplit_once(' ').map_or(head, |(before, _)| before)
+    };
+    Ok(format!("{head}{end}"))
 }
 
 /// Python's `str.title()`: a character after a cased one is lower-cased, any other is
@@ -154,6 +297,20 @@ mod tests {
                 ctx
             )?,
             "&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;<|5|None|1.5e-05|&lt;a href=&#39;x&#39;&gt;&amp;&#34;/&lt;/a&gt;"
+        );
+        Ok(())
+    }
+
+    /// Jinja2 3.1 (Python 3.11) output.
+    #[test]
+    fn rsplit_zfill_center_truncate_as_jinja2() -> Result<(), Error> {
+        let ctx = serde_json::json!({"s": "  a b\tca  "});
+        assert_eq!(
+            render(
+                "{{ s.rsplit() }}|{{ s.rsplit(None, 1) }}|{{ s.rsplit(' ', 1) }}|{{ s.rsplit('a') }}|{{ s.zfill(12) }}|{{ '-3'.zfill(4) }}|{{ s | center(20) }}|{{ s | truncate(8) }}|{{ s | truncate(8, true) }}|{{ s | truncate(8, false, '..', 0) }}|{{ 'aaa'.rsplit('aa') }}",
+                ctx
+            )?,
+            "['a', 'b', 'ca']|['  a b', 'ca']|['  a b\\tca ', '']|['  ', ' b\\tc', '  ']|00  a b\tca  |-003|       a b\tca       |  a b\tca  |  a b\tca  |  a..|['a', '']"
         );
         Ok(())
     }
