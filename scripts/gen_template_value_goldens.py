@@ -55,7 +55,8 @@ STRING_EXPRS = ["{{ s.strip() }}|{{ s | trim }}|{{ s.lstrip() }}|{{ s.rstrip() }
                 "{{ s | e }}|{{ s | escape | length }}",
                 "{{ s.rsplit() }}|{{ s.rsplit(None, 1) }}|{{ s.rsplit(' ', 1) }}|{{ s.rsplit('a') }}|{{ s.rsplit('a', 2) }}",
                 "{{ s.zfill(9) }}|{{ s | center(15) }}|{{ s | center(16) }}",
-                "{{ s | truncate(6) }}|{{ s | truncate(6, true) }}|{{ s | truncate(5, false, '..', 0) }}|{{ s | truncate(4, leeway=1) }}"]
+                "{{ s | truncate(6) }}|{{ s | truncate(6, true) }}|{{ s | truncate(5, false, '..', 0) }}|{{ s | truncate(4, leeway=1) }}",
+                "{{ s.splitlines() }}|{{ s | indent }}|{{ s | indent(2, true) }}|{{ s | indent('> ', blank=true) }}"]
 
 env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
 env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: json.dumps(

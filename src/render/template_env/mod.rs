@@ -18,9 +18,9 @@
 //! non-letter as Python does; `int`, `float`, `iterable` and `sequence` are Jinja2's
 //! (`py_types.rs`). Known differences left (none in the fixture templates; a differential run
 //! against Jinja2 found them): `.title()` upper-cases letters whose title case differs (`ß` →
-//! `SS`, Python `Ss`); `%` formatting, `pprint` and `indent` with a string width differ or
-//! fail; the `wordcount` filter is missing (Python's `\w` needs Unicode categories). `escape`,
-//! `center`, `truncate` and the `.rsplit()` and `.zfill()` methods are Jinja2's and Python's
+//! `SS`, Python `Ss`); `%` formatting and `pprint` differ or fail; the `wordcount` filter is
+//! missing (Python's `\w` needs Unicode categories). `escape`, `center`, `truncate`, `indent`
+//! and the `.rsplit()`, `.zfill()` and `.splitlines()` methods are Jinja2's and Python's
 //! (`py_text.rs`).
 
 mod py_print;
@@ -34,7 +34,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 use py_print::{py_formatter, py_string};
-use py_text::{py_center, py_escape, py_methods, py_title, py_trim, py_truncate};
+use py_text::{py_center, py_escape, py_indent, py_methods, py_title, py_trim, py_truncate};
 use py_types::{is_iterable, is_sequence, py_float, py_int};
 use std::sync::OnceLock;
 
@@ -64,6 +64,7 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.add_filter("e", py_escape);
     env.add_filter("center", py_center);
     env.add_filter("truncate", py_truncate);
+    env.add_filter("indent", py_indent);
     env.add_filter("int", py_int);
     env.add_filter("float", py_float);
     env.add_test("iterable", is_iterable);

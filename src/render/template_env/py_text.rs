@@ -33,6 +33,10 @@ pub(super) fn py_methods(
             "rstrip" => return Ok(Value::from(s.trim_end_matches(py_space))),
             "isspace" => return Ok(Value::from(!s.is_empty() && s.chars().all(py_space))),
             "title" => return Ok(Value::from(py_str_title(s))),
+            "splitlines" => {
+                let lines = py_splitlines(s).into_iter().map(Value::from);
+                return Ok(Value::from(lines.collect::<Vec<_>>()));
+            }
             "split" => {
                 let parts = s.split(py_space).filter(|p| !p.is_empty());
                 return Ok(Value::from(parts.map(Value::from).collect::<Vec<_>>()));
@@ -179,6 +183,85 @@ pub(super) fn py_truncate(
     Ok(format!("{head}{end}"))
 }
 
+/// Python's `str.splitlines()`: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, U+001C–U+001E,
+/// U+0085, U+2028 and U+2029; a last line break does not start an empty line.
+fn py_splitlines(s: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !matches!(
+            c,
+            '\n' | '\r'
+                | '\x0b'
+                | '\x0c'
+                | '\x1c'
+                | '\x1d'
+                | '\x1e'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        ) {
+            continue;
+        }
+        lines.push(&s[start..i]);
+        start = i + c.len_utf8();
+        if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+            chars.next();
+            start += 1;
+        }
+    }
+    if start < s.len() {
+        lines.push(&s[start..]);
+    }
+    lines
+}
+
+/// Jinja2's `indent(s, width=4, first=False, blank=False)`, `width` a count or a string. As
+/// Jinja2 does, a newline is appended before Python's `splitlines` (so a trailing line break
+/// survives), and the lines are joined with `\n` whatever broke them.
+pub(super) fn py_indent(
+    s: std::borrow::Cow<'_, str>,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let names = ["width", "first", "blank"];
+    if args.len() > names.len() {
+        return Err(invalid("indent takes at most 3 arguments"));
+    }
+    let arg = |i: usize| -> Result<Option<Value>, Error> {
+        let kw: Option<Value> = kwargs.get(names[i])?;
+        Ok(args.get(i).cloned().or(kw))
+    };
+    let indention = match arg(0)? {
+        None => "    ".to_string(),
+        Some(w) => match (w.as_str(), w.as_i64()) {
+            (Some(text), _) => text.to_string(),
+            (None, Some(n)) => " ".repeat(n.max(0) as usize),
+            _ => return Err(invalid("indent: width must be an integer or a string")),
+        },
+    };
+    let first = arg(1)?.is_some_and(|v| v.is_true());
+    let blank = arg(2)?.is_some_and(|v| v.is_true());
+    kwargs.assert_all_used()?;
+    let text = format!("{s}\n");
+    let lines = py_splitlines(&text);
+    let mut out = String::with_capacity(text.len() + lines.len() * indention.len());
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if blank || !line.is_empty() {
+                out.push_str(&indention);
+            }
+        }
+        out.push_str(line);
+    }
+    if first {
+        out.insert_str(0, &indention);
+    }
+    Ok(out)
+}
+
 /// Python's `str.title()`: a character after a cased one is lower-cased, any other is
 /// title-cased, so words restart after every non-letter (`"o'neil"` → `"O'Neil"`, `"get_x"` →
 /// `"Get_X"`, `"ǆx"` → `"ǅx"`). Approximations: title case is upper case except for the
@@ -312,6 +395,47 @@ mod tests {
             )?,
             "['a', 'b', 'ca']|['  a b', 'ca']|['  a b\\tca ', '']|['  ', ' b\\tc', '  ']|00  a b\tca  |-003|       a b\tca       |  a b\tca  |  a b\tca  |  a..|['a', '']"
         );
+        Ok(())
+    }
+
+    /// Jinja2 3.1 (Python 3.11) output: trailing line breaks and every Python line boundary.
+    #[test]
+    fn indent_and_splitlines_as_jinja2() -> Result<(), Error> {
+        for (src, s, want) in [
+            ("{{ s | indent(2) }}", "a\nb\n\nc", "a\n  b\n\n  c"),
+            (
+                "{{ s | indent(2, first=true) }}",
+                "a\nb\n\nc\n",
+                "  a\n  b\n\n  c\n",
+            ),
+            (
+                "{{ s | indent(2, blank=true) }}",
+                "a\nb\n\nc",
+                "a\n  b\n  \n  c",
+            ),
+            (
+                "{{ s | indent(2) }}",
+                "a\r\nb\rc\u{2028}d\u{85}e\u{1c}f",
+                "a\n  b\n  c\n  d\n  e\n  f",
+            ),
+            ("{{ s | indent }}", "x\ny", "x\n    y"),
+            (
+                "{{ s | indent(2, true, true) }}",
+                "\n\na\n",
+                "  \n  \n  a\n  ",
+            ),
+            (
+                "{{ s.splitlines() }}",
+                "a\r\nb\rc\u{2028}d\u{85}e\u{1c}f\n",
+                "['a', 'b', 'c', 'd', 'e', 'f']",
+            ),
+        ] {
+            assert_eq!(
+                render(src, serde_json::json!({ "s": s }))?,
+                want,
+                "{src} {s:?}"
+            );
+        }
         Ok(())
     }
 
