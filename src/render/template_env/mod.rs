@@ -75,6 +75,29 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.add_function("strftime_now", strftime_now);
     Ok(env)
 }
+/// A filter's arguments as Jinja2 passes them: positionally in the order of `names`, or by
+/// keyword. More positional arguments than names, or an unknown keyword, is an error.
+fn filter_args<const N: usize>(
+    filter: &str,
+    names: [&str; N],
+    args: &[Value],
+    kwargs: &Kwargs,
+) -> Result<[Option<Value>; N], Error> {
+    if args.len() > N {
+        return Err(Error::new(
+            ErrorKind::TooManyArguments,
+            format!("{filter} takes at most {N} arguments"),
+        ));
+    }
+    let mut out: [Option<Value>; N] = std::array::from_fn(|_| None);
+    for (i, name) in names.iter().enumerate() {
+        let keyword: Option<Value> = kwargs.get(name)?;
+        out[i] = args.get(i).cloned().or(keyword);
+    }
+    kwargs.assert_all_used()?;
+    Ok(out)
+}
+
 /// Rewrites `{% generation %}` / `{% endgeneration %}` (transformers' assistant-mask tags) into
 /// an always-true `if` block, keeping their whitespace-control dashes so trimming is unchanged.
 pub fn strip_generation_tags(source: &str) -> String {
@@ -98,22 +121,17 @@ pub fn strip_generation_tags(source: &str) -> String {
 /// `tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`, with the
 /// arguments accepted positionally in that order as Jinja2 would pass them.
 fn tojson(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
-    let names = ["ensure_ascii", "indent", "separators", "sort_keys"];
-    if args.len() > names.len() {
-        return Err(Error::new(
-            ErrorKind::TooManyArguments,
-            "tojson takes at most 4 arguments",
-        ));
-    }
-    let arg = |i: usize| -> Result<Option<Value>, Error> {
-        let kw: Option<Value> = kwargs.get(names[i])?;
-        Ok(args.get(i).cloned().or(kw))
-    };
+    let [ensure_ascii, indent, separators, sort_keys] = filter_args(
+        "tojson",
+        ["ensure_ascii", "indent", "separators", "sort_keys"],
+        &args,
+        &kwargs,
+    )?;
     let mut opts = DumpOptions::default();
-    if let Some(v) = arg(0)? {
+    if let Some(v) = ensure_ascii {
         opts.ensure_ascii = v.is_true();
     }
-    if let Some(v) = arg(1)? {
+    if let Some(v) = indent {
         opts.indent = match v.kind() {
             ValueKind::None | ValueKind::Undefined => None,
             ValueKind::Number => Some(" ".repeat(v.as_i64().unwrap_or(0).max(0) as usize)),
@@ -129,7 +147,7 @@ fn tojson(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Er
             opts.item_separator = ",".into();
         }
     }
-    if let Some(v) = arg(2)? {
+    if let Some(v) = separators {
         if !v.is_none() && !v.is_undefined() {
             let parts: Vec<Value> = v.try_iter()?.collect();
             match parts.as_slice() {
@@ -146,10 +164,9 @@ fn tojson(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Er
             }
         }
     }
-    if let Some(v) = arg(3)? {
+    if let Some(v) = sort_keys {
         opts.sort_keys = v.is_true();
     }
-    kwargs.assert_all_used()?;
     pyjson::dumps(value, &opts)
 }
 

@@ -142,26 +142,23 @@ pub(super) fn py_truncate(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<String, Error> {
-    let names = ["length", "killwords", "end", "leeway"];
-    if args.len() > names.len() {
-        return Err(invalid("truncate takes at most 4 arguments"));
-    }
-    let arg = |i: usize| -> Result<Option<Value>, Error> {
-        let kw: Option<Value> = kwargs.get(names[i])?;
-        Ok(args.get(i).cloned().or(kw))
-    };
-    let length = arg(0)?
+    let [length, killwords, end, leeway] = super::filter_args(
+        "truncate",
+        ["length", "killwords", "end", "leeway"],
+        &args,
+        &kwargs,
+    )?;
+    let length = length
         .map_or(Some(255), |v| v.as_i64())
         .ok_or_else(|| invalid("truncate: length must be an integer"))?;
-    let killwords = arg(1)?.is_some_and(|v| v.is_true());
-    let end = arg(2)?
+    let killwords = killwords.is_some_and(|v| v.is_true());
+    let end = end
         .map_or(Some("...".to_string()), |v| v.as_str().map(str::to_string))
         .ok_or_else(|| invalid("truncate: end must be a string"))?;
-    let leeway = arg(3)?
+    let leeway = leeway
         .filter(|v| !v.is_none())
         .map_or(Some(5), |v| v.as_i64())
         .ok_or_else(|| invalid("truncate: leeway must be an integer"))?;
-    kwargs.assert_all_used()?;
     let end_len = end.chars().count() as i64;
     if length < end_len {
         return Err(invalid("expected length >= len(end)"));
@@ -225,15 +222,9 @@ pub(super) fn py_indent(
     args: Rest<Value>,
     kwargs: Kwargs,
 ) -> Result<String, Error> {
-    let names = ["width", "first", "blank"];
-    if args.len() > names.len() {
-        return Err(invalid("indent takes at most 3 arguments"));
-    }
-    let arg = |i: usize| -> Result<Option<Value>, Error> {
-        let kw: Option<Value> = kwargs.get(names[i])?;
-        Ok(args.get(i).cloned().or(kw))
-    };
-    let indention = match arg(0)? {
+    let [width, first, blank] =
+        super::filter_args("indent", ["width", "first", "blank"], &args, &kwargs)?;
+    let indention = match width {
         None => "    ".to_string(),
         Some(w) => match (w.as_str(), w.as_i64()) {
             (Some(text), _) => text.to_string(),
@@ -241,9 +232,8 @@ pub(super) fn py_indent(
             _ => return Err(invalid("indent: width must be an integer or a string")),
         },
     };
-    let first = arg(1)?.is_some_and(|v| v.is_true());
-    let blank = arg(2)?.is_some_and(|v| v.is_true());
-    kwargs.assert_all_used()?;
+    let first = first.is_some_and(|v| v.is_true());
+    let blank = blank.is_some_and(|v| v.is_true());
     let text = format!("{s}\n");
     let lines = py_splitlines(&text);
     let mut out = String::with_capacity(text.len() + lines.len() * indention.len());

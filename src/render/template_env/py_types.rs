@@ -33,20 +33,15 @@ fn undefined() -> Error {
     Error::new(ErrorKind::UndefinedError, "value is undefined")
 }
 
-/// The positional-or-keyword argument `i`, named `name`.
-fn arg(args: &Rest<Value>, kwargs: &Kwargs, i: usize, name: &str) -> Result<Option<Value>, Error> {
-    let kw: Option<Value> = kwargs.get(name)?;
-    Ok(args.get(i).cloned().or(kw))
-}
-
 /// Jinja2's `int(value, default=0, base=10)`: `int(value)` (with `base` for text), else
 /// `int(float(value))`, else `default`. An infinite float value raises, as Python's
 /// `OverflowError` does (text reading as infinity gives the default: Jinja2 catches it there);
 /// integers beyond i128 take the float path, and floats beyond 2**127 raise (Python would
 /// give the exact big integer).
 pub(super) fn py_int(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
-    let default = arg(&args, &kwargs, 0, "default")?.unwrap_or(Value::from(0));
-    let base = match arg(&args, &kwargs, 1, "base")? {
+    let [default, base] = super::filter_args("int", ["default", "base"], &args, &kwargs)?;
+    let default = default.unwrap_or(Value::from(0));
+    let base = match base {
         None => 10,
         Some(b) => b
             .as_i64()
@@ -58,7 +53,6 @@ pub(super) fn py_int(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result
                 )
             })? as u32,
     };
-    kwargs.assert_all_used()?;
     let truncate = |f: f64, from_text: bool| -> Result<Value, Error> {
         if f.is_nan() || (from_text && f.is_infinite()) {
             Ok(default.clone())
@@ -98,8 +92,8 @@ pub(super) fn py_int(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result
 
 /// Jinja2's `float(value, default=0.0)`.
 pub(super) fn py_float(value: &Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
-    let default = arg(&args, &kwargs, 0, "default")?.unwrap_or(Value::from(0.0));
-    kwargs.assert_all_used()?;
+    let [default] = super::filter_args("float", ["default"], &args, &kwargs)?;
+    let default = default.unwrap_or(Value::from(0.0));
     match value.kind() {
         ValueKind::Undefined => Err(undefined()),
         ValueKind::Bool => Ok(Value::from(if value.is_true() { 1.0 } else { 0.0 })),
