@@ -160,25 +160,18 @@ pub fn render_chat_prompt_with(
             })
         });
     let mut images = Vec::new();
-    let engine = if native.is_some() {
-        TemplateEngine::Native
-    } else {
-        TemplateEngine::Minijinja
-    };
-    let prompt = match native {
-        Some(prompt) => prompt,
-        None => render_with_minijinja(
-            model,
-            req,
-            &selected,
-            &mut images,
-            TemplateArgs {
+    let (prompt, engine) = match native {
+        Some(prompt) => (prompt, TemplateEngine::Native),
+        None => {
+            let args = TemplateArgs {
                 kwargs,
                 documents,
                 add_generation_prompt,
                 continue_final,
-            },
-        )?,
+            };
+            let prompt = render_with_minijinja(model, req, &selected, &mut images, args)?;
+            (prompt, TemplateEngine::Minijinja)
+        }
     };
     let t1 = Instant::now();
     let token_ids = encode(model, &prompt, false)?;
