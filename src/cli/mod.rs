@@ -263,8 +263,23 @@ pub struct ServeArgs {
     /// slot within the request timeout. Default: the number of cores.
     #[arg(long)]
     pub max_blocking_renders: Option<usize>,
+    /// How requests are scheduled on cores. `per-core`: one single-threaded runtime per
+    /// worker, each connection served by one worker (least open connections first); no
+    /// cross-core wakeups, ~10% less CPU per request. `work-stealing`: tokio's multi-thread
+    /// runtime, which balances requests instead of connections.
+    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
+    pub runtime: RuntimeKind,
+    /// Worker threads serving connections. Default: the cores this process may use.
+    #[arg(long)]
+    pub workers: Option<usize>,
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeKind {
+    PerCore,
+    WorkStealing,
 }
 
 fn init_logging(format: LogFormat) {
@@ -328,21 +343,35 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         inline_max_bytes: args.inline_max_bytes,
         max_blocking_renders: args
             .max_blocking_renders
-            .unwrap_or_else(crate::server::default_blocking_renders),
+            .unwrap_or_else(crate::server::available_cores),
         render: args.model.render_options(),
         derender: args.model.derender_config(),
     };
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(async move {
-        let addr = format!("{}:{}", args.host, args.port);
-        let listener = tokio::net::TcpListener::bind(&addr).await?;
-        tracing::info!("listening on http://{}", listener.local_addr()?);
-        server::serve(listener, state).await?;
-        tracing::info!("stopped");
-        Ok::<(), anyhow::Error>(())
-    })
+    let workers = match args.workers {
+        Some(0) => anyhow::bail!("--workers must be at least 1"),
+        Some(n) => n,
+        None => crate::server::available_cores(),
+    };
+    let addr = format!("{}:{}", args.host, args.port);
+    let listener = std::net::TcpListener::bind(&addr)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    tracing::info!(runtime = ?args.runtime, workers, "listening on http://{}", listener.local_addr()?);
+    match args.runtime {
+        RuntimeKind::PerCore => server::serve_per_core(listener, state, workers)?,
+        RuntimeKind::WorkStealing => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                listener.set_nonblocking(true)?;
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                server::serve(listener, state).await
+            })?;
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
 }

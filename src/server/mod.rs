@@ -2,15 +2,21 @@
 //!
 //! Layers, outermost first: tracing → metrics (every route) → for the work routes, a
 //! concurrency limit that answers 503 at once when saturated → a per-request timeout (504)
-//! → a body limit (413) → the handler, which runs CPU work on the blocking pool so no
-//! request stalls the reactor.
+//! → a body limit (413) → the handler. Small bodies render inline on the worker that
+//! serves the connection; large ones (images, long prompts) on the blocking pool, so no
+//! request stalls a worker for long (`routes::offload`).
+//!
+//! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
+//! worker, see `per_core.rs` for why) and [`serve`] on a tokio multi-thread runtime.
 
 mod error;
 mod metrics;
+mod per_core;
 mod routes;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use per_core::serve_per_core;
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
@@ -48,15 +54,16 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             max_concurrency: 512,
             inline_max_bytes: 64 * 1024,
-            max_blocking_renders: default_blocking_renders(),
+            max_blocking_renders: available_cores(),
             render: RenderOptions::default(),
             derender: Default::default(),
         }
     }
 }
 
-/// The default for [`ServerConfig::max_blocking_renders`]: the cores this process may use.
-pub fn default_blocking_renders() -> usize {
+/// The cores this process may use: the default for `--workers` and
+/// [`ServerConfig::max_blocking_renders`].
+pub fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
@@ -118,13 +125,15 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves until SIGTERM or Ctrl-C, then stops accepting and drains in-flight requests.
+/// Serves on the current tokio runtime (`--runtime work-stealing`) until SIGTERM or Ctrl-C,
+/// then stops accepting and drains in-flight requests.
 pub async fn serve(listener: tokio::net::TcpListener, state: Arc<AppState>) -> std::io::Result<()> {
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown_signal())
         .await
 }
 
+/// Resolves on SIGTERM or Ctrl-C.
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

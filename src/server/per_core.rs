@@ -1,0 +1,196 @@
+//! Serving on one single-threaded runtime per core (the default of `llm-render serve`).
+//!
+//! An acceptor thread takes each new connection and hands it to the worker with the fewest
+//! open connections; that worker serves the connection with hyper's HTTP/1.1 server until it
+//! closes. A worker is a tokio current-thread runtime on its own OS thread, so a request
+//! never crosses threads: no work stealing, no cross-core wakeups.
+//!
+//! Why not tokio's multi-thread runtime: hyper's body channel wakes the connection task from
+//! inside its own poll (the handler taking a body chunk wakes the dispatcher, which is the
+//! same task). The multi-thread scheduler treats such a self-wake as a yield, queues the
+//! task behind others and wakes an idle worker through a futex to come and steal it. With
+//! one request in flight there is nothing to steal, so every POST pays a futile cross-core
+//! wakeup and a context switch: measured at 8–12% of server CPU per chat turn (paired A/B,
+//! `benches/render_vs_vllm_rs.py`). A current-thread runtime just requeues the task.
+//!
+//! The trade-off: requests are balanced by connection, not by request. Each inline request
+//! is bounded (`--inline-max-bytes`, ~0.1 ms), and larger ones already run on the blocking
+//! pool, so a busy connection delays its worker's other connections by at most that much.
+//! `--runtime work-stealing` restores the multi-thread runtime.
+//!
+//! Shutdown: on SIGTERM or Ctrl-C the acceptor stops, every connection finishes the
+//! request it is serving and closes (hyper's graceful shutdown), and the process exits
+//! when the last one has.
+
+use super::AppState;
+use axum::body::Body;
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tower::ServiceExt;
+
+/// One worker as the acceptor sees it.
+struct Worker {
+    connections: mpsc::UnboundedSender<std::net::TcpStream>,
+    /// Connections open on this worker (incremented here, decremented by the connection).
+    open: Arc<AtomicUsize>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Serves `listener` on `workers` single-threaded runtimes until SIGTERM or Ctrl-C, then
+/// drains in-flight requests. Blocks the calling thread, which becomes the acceptor.
+pub fn serve_per_core(
+    listener: std::net::TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let router = super::router(state);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut pool = Vec::with_capacity(workers.max(1));
+    for i in 0..workers.max(1) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let open = Arc::new(AtomicUsize::new(0));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let worker = WorkerLoop {
+            incoming: rx,
+            router: router.clone(),
+            open: open.clone(),
+            stop: stop_rx.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("llm-render-worker-{i}"))
+            .spawn(move || rt.block_on(worker.run()))?;
+        pool.push(Worker {
+            connections: tx,
+            open,
+            thread,
+        });
+    }
+
+    let acceptor = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let accepted = acceptor.block_on(accept_loop(listener, &pool));
+    let _ = stop_tx.send(true);
+    for worker in pool {
+        drop(worker.connections);
+        if worker.thread.join().is_err() {
+            tracing::error!("a worker thread panicked during shutdown");
+        }
+    }
+    accepted
+}
+
+/// Accepts until the shutdown signal, handing each connection to the least-loaded worker.
+async fn accept_loop(listener: std::net::TcpListener, pool: &[Worker]) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let mut shutdown = pin!(super::shutdown_signal());
+    loop {
+        let stream = tokio::select! {
+            biased;
+            _ = &mut shutdown => return Ok(()),
+            accepted = listener.accept() => accepted,
+        };
+        match stream.and_then(|(s, _)| s.into_std()) {
+            Ok(stream) => {
+                let Some(worker) = pool.iter().min_by_key(|w| w.open.load(Ordering::Relaxed))
+                else {
+                    return Ok(());
+                };
+                worker.open.fetch_add(1, Ordering::Relaxed);
+                if worker.connections.send(stream).is_err() {
+                    worker.open.fetch_sub(1, Ordering::Relaxed);
+                    tracing::error!("a worker has stopped; dropping its new connection");
+                }
+            }
+            // Out of file descriptors or similar: back off instead of spinning, as axum does.
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+/// One worker's runtime: serves the connections the acceptor sends it.
+struct WorkerLoop {
+    incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
+    router: Router,
+    open: Arc<AtomicUsize>,
+    stop: watch::Receiver<bool>,
+}
+
+impl WorkerLoop {
+    async fn run(mut self) {
+        let mut tasks = tokio::task::JoinSet::new();
+        loop {
+            let stream = tokio::select! {
+                biased;
+                _ = self.stop.changed() => break,
+                stream = self.incoming.recv() => match stream {
+                    Some(stream) => stream,
+                    None => break,
+                },
+            };
+            let guard = OpenGuard(self.open.clone());
+            match tokio::net::TcpStream::from_std(stream) {
+                Ok(stream) => {
+                    tasks.spawn(serve_connection(
+                        stream,
+                        self.router.clone(),
+                        self.stop.clone(),
+                        guard,
+                    ));
+                }
+                Err(e) => tracing::warn!("cannot register a connection: {e}"),
+            }
+            // Reap finished connections so the set does not grow with the process lifetime.
+            while tasks.try_join_next().is_some() {}
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// Decrements its worker's open-connection count when the connection ends.
+struct OpenGuard(Arc<AtomicUsize>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves one HTTP/1.1 connection until the client closes it, or until shutdown, when the
+/// request in progress finishes and the connection closes.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    router: Router,
+    mut stop: watch::Receiver<bool>,
+    _guard: OpenGuard,
+) {
+    // Responses go out in one write; there is nothing to coalesce.
+    let _ = stream.set_nodelay(true);
+    let service = TowerToHyperService::new(
+        router.map_request(|req: axum::http::Request<Incoming>| req.map(Body::new)),
+    );
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // With a timer, hyper closes connections whose request head takes over 30 s to arrive.
+    builder.timer(TokioTimer::new());
+    let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+    tokio::select! {
+        biased;
+        _ = conn.as_mut() => return,
+        _ = stop.changed() => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}

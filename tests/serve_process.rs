@@ -1,0 +1,164 @@
+//! The `serve` command as a process: both runtimes answer over many connections at once,
+//! and SIGTERM drains the request in flight before the process exits 0.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `llm-render serve` on an ephemeral port (embedded default model).
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn llm-render serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("serve exited before listening")
+                .unwrap();
+            if let Some(at) = line.find("http://") {
+                let url: String = line[at..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '\u{1b}')
+                    .collect();
+                break url;
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        Server { child, url }
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn chat(i: usize) -> Value {
+    json!({
+        "model": "qwen3",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": format!("Question number {i}: what is {i} + {i}?")}
+        ]
+    })
+}
+
+fn post(client: &reqwest::blocking::Client, url: &str, body: &Value) -> (u16, Value) {
+    let resp = client.post(url).json(body).send().unwrap();
+    (resp.status().as_u16(), resp.json().unwrap())
+}
+
+/// Eight clients, each on its own keep-alive connection, get the same answers as one
+/// client asking alone.
+fn answers_concurrently(server: &Server) {
+    let url = format!("{}/v1/chat/completions/render", server.url);
+    let alone = reqwest::blocking::Client::new();
+    let expected: Vec<Value> = (0..16)
+        .map(|i| {
+            let (status, body) = post(&alone, &url, &chat(i));
+            assert_eq!(status, 200, "{body}");
+            body["token_ids"].clone()
+        })
+        .collect();
+    assert!(expected
+        .iter()
+        .all(|ids| ids.as_array().unwrap().len() > 10));
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let (url, expected) = (&url, &expected);
+            s.spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                for round in 0..10 {
+                    let i = (t + round) % 16;
+                    let (status, body) = post(&client, url, &chat(i));
+                    assert_eq!(status, 200, "{body}");
+                    assert_eq!(body["token_ids"], expected[i]);
+                }
+            });
+        }
+    });
+    let metrics = alone
+        .get(format!("{}/metrics", server.url))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(metrics.contains("llm_render_requests_total"), "{metrics}");
+}
+
+#[test]
+fn per_core_runtime_serves_many_connections() {
+    let server = Server::start(&["--workers", "2"]);
+    answers_concurrently(&server);
+}
+
+#[test]
+fn work_stealing_runtime_serves_many_connections() {
+    let server = Server::start(&["--runtime", "work-stealing", "--workers", "2"]);
+    answers_concurrently(&server);
+}
+
+/// SIGTERM while a slow request runs: the request still gets its answer, and the process
+/// then exits 0.
+#[test]
+fn sigterm_drains_the_request_in_flight() {
+    for runtime in ["per-core", "work-stealing"] {
+        let mut server = Server::start(&["--runtime", runtime, "--trust-request-chat-template"]);
+        let url = format!("{}/v1/chat/completions/render", server.url);
+        let client = reqwest::blocking::Client::new();
+        // Warm the connection pool so the slow request does not race the listener closing.
+        let (status, _) = post(&client, &url, &chat(1));
+        assert_eq!(status, 200);
+        let slow = json!({
+            "model": "qwen3",
+            "messages": [{"role": "user", "content": "hi"}],
+            // 9M template loop iterations, ~0.5 s: still running at SIGTERM.
+            "chat_template": "{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}done"
+        });
+        let in_flight = std::thread::spawn(move || post(&client, &url, &slow));
+        std::thread::sleep(Duration::from_millis(150));
+        assert!(
+            !in_flight.is_finished(),
+            "{runtime}: the slow request was not slow"
+        );
+        let status = server.terminate();
+        let (code, body) = in_flight.join().unwrap();
+        assert_eq!(code, 200, "{runtime}: {body}");
+        assert!(status.success(), "{runtime}: exit status {status}");
+    }
+}
