@@ -34,10 +34,15 @@ fn golden_request(id: &str) -> Option<ChatRequest> {
 
 /// Chat requests for turns 1..=n of one conversation (~500 tokens a turn).
 fn conversation(n: usize) -> Vec<ChatRequest> {
+    conversation_seeded(n, 17)
+}
+
+/// [`conversation`] with its own words and system prompt for each `seed`.
+fn conversation_seeded(n: usize, mut seed: u64) -> Vec<ChatRequest> {
     let vocab = [
         "the", "model", "cache", "token", "prefill", "decode", "router", "latency", "block", "GPU",
     ];
-    let mut seed = 17u64;
+    let tag = format!("Conversation {seed}. ");
     let mut words = |k: usize| {
         (0..k)
             .map(|_| {
@@ -49,7 +54,7 @@ fn conversation(n: usize) -> Vec<ChatRequest> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let mut messages = vec![serde_json::json!({"role": "system", "content": words(200)})];
+    let mut messages = vec![serde_json::json!({"role": "system", "content": tag + &words(200)})];
     let mut out = Vec::new();
     for _ in 0..n {
         messages.push(serde_json::json!({"role": "user", "content": words(220)}));
@@ -65,12 +70,22 @@ fn load(cache_bytes: usize) -> Option<Model> {
     load_model("qwen3", cache_bytes)
 }
 
+/// `cache_bytes` 0 means cold: neither the segment cache nor the prompt cache.
 fn load_model(name: &str, cache_bytes: usize) -> Option<Model> {
+    load_model_with(name, cache_bytes, cache_bytes)
+}
+
+fn load_model_with(
+    name: &str,
+    segment_cache_bytes: usize,
+    prompt_cache_bytes: usize,
+) -> Option<Model> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/models")
         .join(name);
     let opts = LoadOptions {
-        segment_cache_bytes: cache_bytes,
+        segment_cache_bytes,
+        prompt_cache_bytes,
         ..LoadOptions::default()
     };
     Model::load_dir(name, &dir, &opts).ok()
@@ -116,6 +131,37 @@ fn bench(c: &mut Criterion) {
     };
     c.bench_function("render_long_9k_cold", |b| b.iter(|| render(&cold, &long)));
     c.bench_function("render_long_9k_warm", |b| b.iter(|| render(&warm, &long)));
+    // Unique at its start, as the cold case of benches/render_vs_vllm_rs.py: the caches
+    // are on but cannot help, so this is what they cost when they miss.
+    let segments_only = load_model_with("qwen3", 256 << 20, 0);
+    let mut nonce = 0u64;
+    let mut g = c.benchmark_group("render_long_9k_unique");
+    for (name, model) in [
+        ("segment_cache", segments_only.as_ref()),
+        ("prompt_cache", Some(&warm)),
+    ] {
+        let Some(model) = model else { continue };
+        g.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    nonce += 1;
+                    let mut req = long.clone();
+                    if let Some(m) = req.messages.first_mut() {
+                        let text = m
+                            .get("content")
+                            .and_then(|c| c.as_str())
+                            .unwrap_or_default();
+                        let unique = format!("Request {nonce}. {text}");
+                        m.insert("content".into(), unique.into());
+                    }
+                    req
+                },
+                |req| render(model, &req),
+                criterion::BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
     c.bench_function("render_tools_defined", |b| b.iter(|| render(&cold, &tools)));
 
     // Turn 20 of a conversation whose turns 1..19 were rendered before: the history's
@@ -158,6 +204,45 @@ fn bench(c: &mut Criterion) {
             });
         }
     }
+
+    // Turns 2..19 of 12 conversations taken in turns, as a server sees them: each
+    // conversation's state has gone cold in the CPU caches by its next turn. Fresh
+    // conversations every iteration, so every turn extends the one before it.
+    let mut g = c.benchmark_group("render_turns_interleaved");
+    for (name, model) in [
+        ("segment_cache", segments_only.as_ref()),
+        ("prompt_cache", Some(&warm)),
+    ] {
+        let Some(model) = model else { continue };
+        let mut next_seed = 1000u64;
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = std::time::Duration::ZERO;
+                let mut done = 0u64;
+                while done < iters {
+                    let convs: Vec<Vec<ChatRequest>> = (0..12)
+                        .map(|_| {
+                            next_seed += 1;
+                            conversation_seeded(19, next_seed)
+                        })
+                        .collect();
+                    convs.iter().for_each(|c| {
+                        render(model, &c[0]);
+                    });
+                    let t = std::time::Instant::now();
+                    for turn in 1..19 {
+                        for c in &convs {
+                            render(model, &c[turn]);
+                        }
+                    }
+                    total += t.elapsed();
+                    done += 18 * 12;
+                }
+                total.mul_f64(iters as f64 / done as f64)
+            })
+        });
+    }
+    g.finish();
 
     let ids = render_chat(&warm, &long, &opts)
         .map(|(g, _)| g.token_ids)

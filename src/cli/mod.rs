@@ -60,6 +60,10 @@ pub struct ModelArgs {
     /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.
     #[arg(long, default_value_t = 256, env = "LLM_RENDER_SEGMENT_CACHE_MB")]
     pub segment_cache_mb: usize,
+    /// Budget of the prompt cache (MiB): recent prompts and their IDs, so the next turn of a
+    /// chat copies the IDs of the history it re-sends; 0 turns it off.
+    #[arg(long, default_value_t = 64, env = "LLM_RENDER_PROMPT_CACHE_MB")]
+    pub prompt_cache_mb: usize,
     /// Images one request may carry; more get a 400.
     #[arg(long, default_value_t = 16)]
     pub max_images_per_request: usize,
@@ -176,6 +180,7 @@ impl ModelArgs {
             max_model_len: self.max_model_len,
             fast_tokenizer: !self.no_fast_tokenizer,
             segment_cache_bytes: self.segment_cache_mb * 1024 * 1024,
+            prompt_cache_bytes: self.prompt_cache_mb * 1024 * 1024,
         }
     }
 

@@ -18,7 +18,7 @@ pub use registry::ModelRegistry;
 
 use crate::media::QwenVlProcessor;
 use crate::render::template::{ChatTemplates, TemplateLoadError};
-use crate::render::tokenize::Encoder;
+use crate::render::tokenize::{Encoder, EncoderOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -59,6 +59,8 @@ pub struct LoadOptions {
     pub fast_tokenizer: bool,
     /// Segment cache budget of the fast encoder, in bytes; 0 turns it off.
     pub segment_cache_bytes: usize,
+    /// Prompt prefix cache budget, in bytes; 0 turns it off (see `render::prompt_cache`).
+    pub prompt_cache_bytes: usize,
 }
 
 impl Default for LoadOptions {
@@ -69,6 +71,7 @@ impl Default for LoadOptions {
             max_model_len: None,
             fast_tokenizer: true,
             segment_cache_bytes: 256 * 1024 * 1024,
+            prompt_cache_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -204,10 +207,14 @@ impl Model {
         opts: &LoadOptions,
     ) -> Result<Model, LoadError> {
         let (tokenizer, tokenizer_json) = bundle.tokenizer()?;
+        let encoder_opts = EncoderOptions {
+            segment_cache_bytes: opts.segment_cache_bytes,
+            prompt_cache_bytes: opts.prompt_cache_bytes,
+        };
         let encoder = if opts.fast_tokenizer {
-            Encoder::new(&tokenizer, &tokenizer_json, opts.segment_cache_bytes)
+            Encoder::new(&tokenizer, &tokenizer_json, &encoder_opts)
         } else {
-            Encoder::reference_only("disabled by --no-fast-tokenizer")
+            Encoder::reference_only(&tokenizer, "disabled by --no-fast-tokenizer", &encoder_opts)
         };
         drop(tokenizer_json);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;

@@ -9,6 +9,7 @@ pub mod messages;
 pub mod mm_kwargs;
 pub mod multimodal;
 pub mod native;
+pub mod prompt_cache;
 pub mod pyjson;
 pub mod sampling;
 pub mod template;

@@ -9,7 +9,12 @@
 //! The segment cache (fastokens') keys the IDs of the text between added tokens by content:
 //! templates write added tokens around every message, so turn N of a chat re-tokenizes only
 //! what turn N-1 did not already have. Its budget is `--segment-cache-mb`.
+//!
+//! In front of both, the prompt cache (`super::prompt_cache`) reuses the IDs of a recent
+//! prompt that the new one extends, so the re-sent history is not even scanned. Its budget
+//! is `--prompt-cache-mb`.
 
+use super::prompt_cache::{AddedTokenRules, PromptCache, PromptCacheStats};
 use fastokens::SegmentCacheStats;
 use tokenizers::Tokenizer;
 
@@ -25,12 +30,16 @@ pub enum Backend {
 pub struct Encoder {
     fast: Option<fastokens::Tokenizer>,
     backend: Backend,
+    /// For encodes without added special tokens (chat prompts); `None` when off or when the
+    /// tokenizer's rules rule it out.
+    prompt_cache: Option<PromptCache>,
 }
 
 impl std::fmt::Debug for Encoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Encoder")
             .field("backend", &self.backend)
+            .field("prompt_cache", &self.prompt_cache)
             .finish()
     }
 }
@@ -99,28 +108,25 @@ pub fn check_sample(added: &[String], seed: u64) -> String {
 
 impl Encoder {
     /// Builds the fast encoder from `tokenizer.json` and proves it against `reference`.
-    pub fn new(
-        reference: &Tokenizer,
-        tokenizer_json: &[u8],
-        segment_cache_bytes: usize,
-    ) -> Encoder {
-        match Self::try_fast(reference, tokenizer_json, segment_cache_bytes) {
-            Ok(fast) => Encoder {
-                fast: Some(fast),
-                backend: Backend::Fast,
-            },
-            Err(reason) => Encoder {
-                fast: None,
-                backend: Backend::Reference(reason),
-            },
+    pub fn new(reference: &Tokenizer, tokenizer_json: &[u8], opts: &EncoderOptions) -> Encoder {
+        let (fast, backend) =
+            match Self::try_fast(reference, tokenizer_json, opts.segment_cache_bytes) {
+                Ok(fast) => (Some(fast), Backend::Fast),
+                Err(reason) => (None, Backend::Reference(reason)),
+            };
+        Encoder {
+            fast,
+            backend,
+            prompt_cache: prompt_cache(reference, opts.prompt_cache_bytes),
         }
     }
 
-    /// The reference encoder only.
-    pub fn reference_only(reason: &str) -> Encoder {
+    /// The reference encoder only (with the prompt cache, which is exact for it too).
+    pub fn reference_only(reference: &Tokenizer, reason: &str, opts: &EncoderOptions) -> Encoder {
         Encoder {
             fast: None,
             backend: Backend::Reference(reason.into()),
+            prompt_cache: prompt_cache(reference, opts.prompt_cache_bytes),
         }
     }
 
@@ -173,6 +179,20 @@ impl Encoder {
         text: &str,
         add_special_tokens: bool,
     ) -> Result<Vec<u32>, String> {
+        match &self.prompt_cache {
+            Some(cache) if !add_special_tokens => {
+                cache.encode(text, |piece| self.encode_uncached(reference, piece, false))
+            }
+            _ => self.encode_uncached(reference, text, add_special_tokens),
+        }
+    }
+
+    fn encode_uncached(
+        &self,
+        reference: &Tokenizer,
+        text: &str,
+        add_special_tokens: bool,
+    ) -> Result<Vec<u32>, String> {
         match &self.fast {
             Some(fast) => fast
                 .encode_with_special_tokens(text, add_special_tokens)
@@ -187,4 +207,40 @@ impl Encoder {
     pub fn cache_stats(&self) -> Option<SegmentCacheStats> {
         self.fast.as_ref().and_then(|f| f.segment_cache_stats())
     }
+
+    pub fn prompt_cache_stats(&self) -> Option<PromptCacheStats> {
+        self.prompt_cache.as_ref().map(PromptCache::stats)
+    }
+}
+
+/// Budgets of an encoder's caches, in bytes; 0 turns a cache off.
+#[derive(Debug, Clone, Copy)]
+pub struct EncoderOptions {
+    pub segment_cache_bytes: usize,
+    pub prompt_cache_bytes: usize,
+}
+
+/// The prompt cache for `reference`'s added tokens, when its rules allow one (logged if not).
+fn prompt_cache(reference: &Tokenizer, max_bytes: usize) -> Option<PromptCache> {
+    if max_bytes == 0 {
+        return None;
+    }
+    if reference.get_truncation().is_some() || reference.get_padding().is_some() {
+        tracing::info!("prompt cache off: tokenizer.json sets truncation or padding");
+        return None;
+    }
+    let added: Vec<AddedTokenRules> = reference
+        .get_added_tokens_decoder()
+        .into_values()
+        .map(|t| AddedTokenRules {
+            content: t.content,
+            single_word: t.single_word,
+            lstrip: t.lstrip,
+            rstrip: t.rstrip,
+            normalized: t.normalized,
+        })
+        .collect();
+    PromptCache::new(&added, reference.get_encode_special_tokens(), max_bytes)
+        .map_err(|reason| tracing::info!("prompt cache off: {reason}"))
+        .ok()
 }

@@ -28,6 +28,10 @@ pub struct Metrics {
     pub segment_cache: IntCounterVec,
     /// Segment cache size by model and kind (`entries`, `bytes`, `max_bytes`).
     pub segment_cache_size: IntGaugeVec,
+    /// Prompt cache counters by model and kind (`hits`, `misses`, `hit_bytes`).
+    pub prompt_cache: IntCounterVec,
+    /// Prompt cache size by model and kind (`entries`, `bytes`, `max_bytes`).
+    pub prompt_cache_size: IntGaugeVec,
 }
 
 impl Metrics {
@@ -84,6 +88,22 @@ impl Metrics {
             ),
             &["model", "kind"],
         )?;
+        let prompt_cache = IntCounterVec::new(
+            Opts::new(
+                "prompt_cache_total",
+                "Prompt prefix cache: hits, misses, hit_bytes (prompt bytes whose IDs were copied)",
+            ),
+            &["model", "kind"],
+        )?;
+        let prompt_cache_size = IntGaugeVec::new(
+            Opts::new(
+                "prompt_cache_size",
+                "Prompt prefix cache: entries, bytes, max_bytes",
+            ),
+            &["model", "kind"],
+        )?;
+        registry.register(Box::new(prompt_cache.clone()))?;
+        registry.register(Box::new(prompt_cache_size.clone()))?;
         registry.register(Box::new(segment_cache.clone()))?;
         registry.register(Box::new(segment_cache_size.clone()))?;
         registry.register(Box::new(requests.clone()))?;
@@ -106,6 +126,8 @@ impl Metrics {
             tokenize_seconds,
             segment_cache,
             segment_cache_size,
+            prompt_cache,
+            prompt_cache_size,
         })
     }
 
@@ -139,9 +161,30 @@ impl Metrics {
         }
     }
 
-    /// Copies each model's segment cache statistics into the registry (called per scrape).
+    /// Copies each model's cache statistics into the registry (called per scrape).
     pub fn observe_caches(&self, models: &[std::sync::Arc<crate::model::Model>]) {
         for m in models {
+            if let Some(st) = m.encoder.prompt_cache_stats() {
+                let name = m.name.as_str();
+                for (kind, v) in [
+                    ("hits", st.hits),
+                    ("misses", st.misses),
+                    ("hit_bytes", st.hit_bytes),
+                ] {
+                    let c = self.prompt_cache.with_label_values(&[name, kind]);
+                    c.reset();
+                    c.inc_by(v);
+                }
+                for (kind, v) in [
+                    ("entries", st.entries),
+                    ("bytes", st.bytes),
+                    ("max_bytes", st.max_bytes),
+                ] {
+                    self.prompt_cache_size
+                        .with_label_values(&[name, kind])
+                        .set(v as i64);
+                }
+            }
             let Some(st) = m.encoder.cache_stats() else {
                 continue;
             };
