@@ -152,7 +152,7 @@ fn bench(c: &mut Criterion) {
                             .and_then(|c| c.as_str())
                             .unwrap_or_default();
                         let unique = format!("Request {nonce}. {text}");
-                        m.insert("content".into(), unique.into());
+                        m.insert("content", unique.into());
                     }
                     req
                 },

@@ -4,10 +4,12 @@
 
 pub mod fast_json;
 mod generate;
+mod message;
 mod requests;
 mod sampling;
 
 pub use generate::{GenerateRequest, ModelCard, ModelList};
+pub use message::Message;
 pub use requests::{
     parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
     TokenizeRequest, TokenizeResponse,

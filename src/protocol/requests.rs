@@ -64,7 +64,7 @@ with_sampling_fields! {
     pub model: Option<String>,
     /// Each message is kept as the client sent it (key order included) and converted for
     /// the template in `render::messages`.
-    pub messages: Vec<Map<String, Value>>,
+    pub messages: Vec<super::Message>,
     #[serde(default)]
     pub tools: Option<Vec<Map<String, Value>>>,
     #[serde(default)]
@@ -140,7 +140,7 @@ pub struct TokenizeRequest {
     #[serde(default)]
     pub prompt: Option<String>,
     #[serde(default)]
-    pub messages: Option<Vec<Map<String, Value>>>,
+    pub messages: Option<Vec<super::Message>>,
     /// Defaults: `true` for `prompt`, `false` for `messages` (the template writes BOS).
     #[serde(default)]
     pub add_special_tokens: Option<bool>,

@@ -12,6 +12,7 @@
 
 use super::template::ContentFormat;
 use crate::error::RenderError;
+use crate::protocol::Message;
 use serde_json::{Map, Value};
 
 /// The names a message's reasoning may arrive under, in transformers' priority order.
@@ -19,7 +20,7 @@ pub(crate) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking",
 
 /// Converts request messages into template messages, collecting their images in order.
 pub fn to_template_messages(
-    messages: &[Map<String, Value>],
+    messages: &[Message],
     format: ContentFormat,
     images: &mut Vec<ImageRef>,
 ) -> Result<Vec<Value>, RenderError> {
@@ -32,7 +33,7 @@ pub fn to_template_messages(
 
 fn convert_message(
     i: usize,
-    msg: &Map<String, Value>,
+    msg: &Message,
     format: ContentFormat,
     images: &mut Vec<ImageRef>,
 ) -> Result<Map<String, Value>, RenderError> {
@@ -52,15 +53,15 @@ fn convert_message(
         }
     };
     let mut out = Map::with_capacity(msg.len() + 2);
-    for (key, value) in msg {
-        let value = match key.as_str() {
+    for (key, value) in msg.iter() {
+        let value = match key {
             "content" => convert_content(i, value, format, images)?,
             "tool_calls" if role == "assistant" => convert_tool_calls(i, value)?,
             _ => value.clone(),
         };
         // transformers drops null-valued keys so templates see them as undefined.
         if !value.is_null() {
-            out.insert(key.clone(), value);
+            out.insert(key.to_owned(), value);
         }
     }
     Ok(alias_reasoning(out))
@@ -196,7 +197,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn msgs(v: Value) -> Vec<Map<String, Value>> {
+    fn msgs(v: Value) -> Vec<Message> {
         serde_json::from_value(v).unwrap_or_default()
     }
 

@@ -25,13 +25,14 @@ mod qwen3;
 
 use super::messages::{convert_content, convert_tool_calls, REASONING_FIELDS};
 use super::template::ContentFormat;
+use crate::protocol::Message;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// What a chat template sees of a request, before any conversion into template values.
 pub struct NativeInput<'a> {
     /// The request's messages, as sent.
-    pub messages: &'a [Map<String, Value>],
+    pub messages: &'a [Message],
     /// The request's `tools` (`[]` when it has none).
     pub tools: &'a [Map<String, Value>],
     /// `chat_template_kwargs` without the names the renderer consumes itself.
@@ -121,12 +122,12 @@ struct Msg<'a> {
 
 /// One message as a template reads it after `render::messages`' conversion (for templates
 /// that read content as a string), or `None` when it is outside what native renderings cover.
-fn read_message(i: usize, m: &Map<String, Value>) -> Option<Msg<'_>> {
+fn read_message(i: usize, m: &Message) -> Option<Msg<'_>> {
     // One pass over the (small) map instead of six hashed lookups.
     let (mut role, mut content, mut calls) = (None, None, None);
     let mut reasoning_fields = [None; REASONING_FIELDS.len()];
-    for (key, value) in m {
-        match key.as_str() {
+    for (key, value) in m.iter() {
+        match key {
             "role" => role = Some(value),
             "content" => content = Some(value),
             "tool_calls" => calls = Some(value),
@@ -182,7 +183,7 @@ fn read_message(i: usize, m: &Map<String, Value>) -> Option<Msg<'_>> {
 }
 
 /// Every message, or `None` when one is outside what native renderings cover.
-fn read_messages(messages: &[Map<String, Value>]) -> Option<Vec<Msg<'_>>> {
+fn read_messages(messages: &[Message]) -> Option<Vec<Msg<'_>>> {
     messages
         .iter()
         .enumerate()
