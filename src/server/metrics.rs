@@ -133,10 +133,11 @@ impl Metrics {
 
     /// Records one finished HTTP request.
     pub fn observe_request(&self, route: &str, status: u16, elapsed: Duration) {
-        let label = status.to_string();
-        self.requests.with_label_values(&[route, &label]).inc();
+        let mut digits = itoa::Buffer::new();
+        let label = digits.format(status);
+        self.requests.with_label_values(&[route, label]).inc();
         if status >= 400 {
-            self.errors.with_label_values(&[route, &label]).inc();
+            self.errors.with_label_values(&[route, label]).inc();
         }
         self.latency
             .with_label_values(&[route])

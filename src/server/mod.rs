@@ -1,8 +1,8 @@
 //! The HTTP tier: axum router, limits, metrics and graceful shutdown.
 //!
-//! Layers, outermost first: tracing → metrics (every route) → for the work routes, a
-//! concurrency limit that answers 503 at once when saturated → a per-request timeout (504)
-//! → a body limit (413) → the handler. Small bodies render inline on the worker that
+//! Layers, outermost first: metrics and a debug log line (every route) → for the work
+//! routes, one guard that answers 503 at once when `--max-concurrency` requests are in
+//! flight and 504 past the request timeout → a body limit (413) → the handler. Small bodies render inline on the worker that
 //! serves the connection; large ones (images, long prompts) on the blocking pool, so no
 //! request stalls a worker for long (`routes::offload`).
 //!
@@ -108,11 +108,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(routes::completion_derender),
         )
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), timeout))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            concurrency_limit,
-        ));
+        .layer(middleware::from_fn_with_state(state.clone(), guard));
     Router::new()
         .route("/health", get(routes::health))
         .route("/v1/models", get(routes::models))
@@ -121,7 +117,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), track))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
 
@@ -153,44 +148,36 @@ async fn shutdown_signal() {
     tracing::info!("shutdown signal received; draining in-flight requests");
 }
 
-/// Counts every request by matched route and status, and tracks requests in flight.
+/// Counts every request by matched route and status, tracks requests in flight, and logs
+/// each at debug level.
 async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
+    let method = req.method().clone();
     let start = Instant::now();
     state.metrics.in_flight.inc();
     let resp = next.run(req).await;
     state.metrics.in_flight.dec();
-    state
-        .metrics
-        .observe_request(&route, resp.status().as_u16(), start.elapsed());
+    let elapsed = start.elapsed();
+    let status = resp.status().as_u16();
+    state.metrics.observe_request(route, status, elapsed);
+    tracing::debug!(%method, route, status, latency_us = elapsed.as_micros() as u64, "request");
     resp
 }
 
-/// Rejects with 503 when `--max-concurrency` requests are already being served.
-async fn concurrency_limit(
-    State(state): State<Arc<AppState>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    match state.permits.clone().try_acquire_owned() {
-        Ok(_permit) => next.run(req).await,
-        Err(_) => ApiError::new(
+/// For the work routes: answers 503 at once when `--max-concurrency` requests are already
+/// being served, and 504 when one takes longer than `--request-timeout-secs`.
+async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let Ok(_permit) = state.permits.try_acquire() else {
+        return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "server is at its concurrency limit ({}); retry later",
                 state.config.max_concurrency
             ),
         )
-        .into_response(),
-    }
-}
-
-/// Answers 504 when a request takes longer than `--request-timeout-secs`.
-async fn timeout(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+        .into_response();
+    };
     let limit = state.config.request_timeout;
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(resp) => resp,
