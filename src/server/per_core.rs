@@ -108,7 +108,9 @@ async fn accept_loop(listener: std::net::TcpListener, pool: &[Worker]) -> std::i
                 };
                 worker.open.fetch_add(1, Ordering::Relaxed);
                 if worker.connections.send(stream).is_err() {
-                    worker.open.fetch_sub(1, Ordering::Relaxed);
+                    // Its thread is gone (it cannot stop otherwise before shutdown): never
+                    // pick it again.
+                    worker.open.store(usize::MAX / 2, Ordering::Relaxed);
                     tracing::error!("a worker has stopped; dropping its new connection");
                 }
             }
