@@ -196,6 +196,8 @@ fn health_models_and_metrics() {
         "llm_render_requests_in_flight",
         "llm_render_segment_cache_total{kind=\"misses\",model=\"qwen3\"}",
         "llm_render_segment_cache_size{kind=\"max_bytes\",model=\"qwen3\"}",
+        "llm_render_prompt_cache_total{kind=\"misses\",model=\"qwen3\"}",
+        "llm_render_prompt_cache_size{kind=\"max_bytes\",model=\"qwen3\"}",
     ] {
         assert!(text.contains(needle), "metrics lack {needle}");
     }

@@ -165,51 +165,39 @@ impl Metrics {
     /// Copies each model's cache statistics into the registry (called per scrape).
     pub fn observe_caches(&self, models: &[std::sync::Arc<crate::model::Model>]) {
         for m in models {
+            let name = m.name.as_str();
             if let Some(st) = m.encoder.prompt_cache_stats() {
-                let name = m.name.as_str();
-                for (kind, v) in [
-                    ("hits", st.hits),
-                    ("misses", st.misses),
-                    ("hit_bytes", st.hit_bytes),
-                ] {
-                    let c = self.prompt_cache.with_label_values(&[name, kind]);
-                    c.reset();
-                    c.inc_by(v);
-                }
-                for (kind, v) in [
-                    ("entries", st.entries),
-                    ("bytes", st.bytes),
-                    ("max_bytes", st.max_bytes),
-                ] {
-                    self.prompt_cache_size
-                        .with_label_values(&[name, kind])
-                        .set(v as i64);
-                }
+                mirror(
+                    (&self.prompt_cache, &self.prompt_cache_size),
+                    name,
+                    &[
+                        ("hits", st.hits),
+                        ("misses", st.misses),
+                        ("hit_bytes", st.hit_bytes),
+                    ],
+                    &[
+                        ("entries", st.entries),
+                        ("bytes", st.bytes),
+                        ("max_bytes", st.max_bytes),
+                    ],
+                );
             }
-            let Some(st) = m.encoder.cache_stats() else {
-                continue;
-            };
-            for (kind, v) in [
-                ("hits", st.hits),
-                ("misses", st.misses),
-                ("hit_bytes", st.hit_bytes),
-                ("miss_bytes", st.miss_bytes),
-            ] {
-                let c = self
-                    .segment_cache
-                    .with_label_values(&[m.name.as_str(), kind]);
-                // The encoder owns the running totals; the counter mirrors them.
-                c.reset();
-                c.inc_by(v);
-            }
-            for (kind, v) in [
-                ("entries", st.entries),
-                ("bytes", st.bytes),
-                ("max_bytes", st.max_bytes),
-            ] {
-                self.segment_cache_size
-                    .with_label_values(&[m.name.as_str(), kind])
-                    .set(v as i64);
+            if let Some(st) = m.encoder.cache_stats() {
+                mirror(
+                    (&self.segment_cache, &self.segment_cache_size),
+                    name,
+                    &[
+                        ("hits", st.hits),
+                        ("misses", st.misses),
+                        ("hit_bytes", st.hit_bytes),
+                        ("miss_bytes", st.miss_bytes),
+                    ],
+                    &[
+                        ("entries", st.entries as u64),
+                        ("bytes", st.bytes as u64),
+                        ("max_bytes", st.max_bytes as u64),
+                    ],
+                );
             }
         }
     }
@@ -219,5 +207,25 @@ impl Metrics {
         // Encoding into a Vec cannot fail for well-formed metric families.
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
         String::from_utf8_lossy(&buf).into_owned()
+    }
+}
+
+/// Sets a cache's counters to the running totals its owner keeps (`totals`), and its gauges
+/// to its current sizes, labelled by model and kind.
+fn mirror(
+    (counters, gauges): (&IntCounterVec, &IntGaugeVec),
+    model: &str,
+    totals: &[(&str, u64)],
+    sizes: &[(&str, u64)],
+) {
+    for &(kind, v) in totals {
+        let c = counters.with_label_values(&[model, kind]);
+        c.reset();
+        c.inc_by(v);
+    }
+    for &(kind, v) in sizes {
+        gauges
+            .with_label_values(&[model, kind])
+            .set(i64::try_from(v).unwrap_or(i64::MAX));
     }
 }
