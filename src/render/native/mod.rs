@@ -191,13 +191,6 @@ fn read_messages(messages: &[Message]) -> Option<Vec<Msg<'_>>> {
         .collect()
 }
 
-/// `json.dumps(v)` as the template's `tojson` filter writes it: the same conversion into a
-/// template value and the same writer.
-fn tojson<T: serde::Serialize>(v: &T) -> Option<String> {
-    let value = minijinja::Value::from(minijinja::value::Serde(v));
-    super::pyjson::dumps(&value, &super::pyjson::DumpOptions::default()).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

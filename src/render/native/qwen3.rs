@@ -12,7 +12,8 @@
 //!
 //! Inputs outside that shape answer `None` and render through minijinja (see the parent).
 
-use super::{read_messages, tojson, Msg, NativeInput, Role};
+use super::{read_messages, Msg, NativeInput, Role};
+use crate::render::pyjson::{write_json, write_json_map};
 use serde_json::Value;
 
 /// Names the template binds or calls: a request kwarg with one of these names would shadow
@@ -52,7 +53,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
         out.push_str(TOOLS_HEADER);
         for tool in tools {
             out.push('\n');
-            out.push_str(&tojson(tool)?);
+            write_json_map(&mut out, tool);
         }
         out.push_str(TOOLS_FOOTER);
     } else if first_system {
@@ -151,7 +152,7 @@ fn assistant(out: &mut String, m: &Msg<'_>, after_query: bool, last: bool) -> Op
             out.push_str("\", \"arguments\": ");
             match function.get("arguments")? {
                 Value::String(s) => out.push_str(s),
-                other => out.push_str(&tojson(other)?),
+                other => write_json(out, other),
             }
             out.push_str("}\n</tool_call>");
         }
