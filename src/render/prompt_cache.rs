@@ -289,7 +289,6 @@ impl PromptCache {
     /// Hash of the part of the prompt every later turn repeats (see [`KEY_CUTS`]).
     fn key(&self, text: &str) -> Head {
         let mut cuts = Vec::new();
-        let mut end = text.len();
         let mut limit = KEY_MAX_BYTES.min(text.len());
         while !text.is_char_boundary(limit) {
             limit -= 1;
@@ -308,15 +307,20 @@ impl PromptCache {
             if self.is_cut[m.pattern().as_usize()] {
                 cuts.push(m.end());
                 if cuts.len() >= KEY_CUTS && m.end() >= KEY_BYTES {
-                    end = m.end();
-                    break;
+                    return Head {
+                        key: xxhash_rust::xxh3::xxh3_64(&text.as_bytes()[..m.end()]),
+                        cuts,
+                        scanned: m.end(),
+                    };
                 }
             }
         }
+        // Scanned to the end without enough cuts: the key is still the first `limit` bytes,
+        // so that the next turn, which has more text after them, finds this one.
         Head {
-            key: xxhash_rust::xxh3::xxh3_64(&text.as_bytes()[..end]),
+            key: xxhash_rust::xxh3::xxh3_64(&text.as_bytes()[..limit]),
             cuts,
-            scanned: end,
+            scanned: text.len(),
         }
     }
 
@@ -492,6 +496,20 @@ mod tests {
             }
         }
         Ok(out)
+    }
+
+    /// A first message longer than the key's scan: every turn still gets the same key.
+    #[test]
+    fn a_long_opening_keys_on_its_first_bytes() {
+        let cache = PromptCache::new(&[rules("<x>")], false, 1 << 20).unwrap();
+        let turn1 = format!("<x>{}", "a".repeat(10_000));
+        let turn2 = format!("{turn1}<x>{}", "b".repeat(300));
+        let turn3 = format!("{turn2}<x>{}", "c".repeat(300));
+        for t in [&turn1, &turn2, &turn3] {
+            assert_eq!(cache.encode(t, toy), toy(t));
+        }
+        let st = cache.stats();
+        assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
     }
 
     #[test]
