@@ -133,6 +133,47 @@ fn work_stealing_runtime_serves_many_connections() {
     answers_concurrently(&server);
 }
 
+/// A connection that sends no request, or only part of a request head, is closed once the
+/// header read timeout passes; a complete request just before is answered.
+#[test]
+fn idle_and_slow_header_connections_are_closed() {
+    use std::io::{Read, Write};
+    let server = Server::start(&["--header-read-timeout-secs", "1"]);
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let wait_for_close = |mut conn: std::net::TcpStream| {
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let start = Instant::now();
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        loop {
+            match conn.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => panic!("connection not closed after {:?}: {e}", start.elapsed()),
+            }
+        }
+        (start.elapsed(), got)
+    };
+    // A complete request, then silence on the same connection.
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.write_all(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let (elapsed, got) = wait_for_close(conn);
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    // Half a request head.
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.write_all(b"POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    let (elapsed, _) = wait_for_close(conn);
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+}
+
 /// SIGTERM while a slow request runs: the request still gets its answer, and the process
 /// then exits 0.
 #[test]

@@ -257,6 +257,11 @@ pub struct ServeArgs {
     /// Per-request time limit; slower requests get a 504.
     #[arg(long, default_value_t = 30.0)]
     pub request_timeout_secs: f64,
+    /// Closes a connection whose next request head has not fully arrived this long after
+    /// the server began to wait for it: idle keep-alive connections and slow-header clients
+    /// (per-core runtime; 0: never).
+    #[arg(long, default_value_t = 30.0)]
+    pub header_read_timeout_secs: f64,
     /// Requests served at once; more get an immediate 503.
     #[arg(long, default_value_t = 512)]
     pub max_concurrency: usize,
@@ -325,6 +330,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
+    if !(args.header_read_timeout_secs >= 0.0 && args.header_read_timeout_secs.is_finite()) {
+        anyhow::bail!("--header-read-timeout-secs must be a number of seconds, 0 or more");
+    }
     if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
         anyhow::bail!("--request-timeout-secs must be a positive number");
     }
@@ -343,7 +351,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
-        request_timeout: Duration::from_secs_f64(args.request_timeout_secs),
+        request_timeout: Duration::try_from_secs_f64(args.request_timeout_secs)
+            .map_err(|e| anyhow::anyhow!("--request-timeout-secs: {e}"))?,
+        header_read_timeout: (args.header_read_timeout_secs > 0.0)
+            .then(|| Duration::try_from_secs_f64(args.header_read_timeout_secs))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--header-read-timeout-secs: {e}"))?,
         max_concurrency: args.max_concurrency,
         inline_max_bytes: args.inline_max_bytes,
         max_blocking_renders: args

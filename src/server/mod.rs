@@ -35,6 +35,10 @@ use tokio::sync::Semaphore;
 pub struct ServerConfig {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Per-core runtime: a connection whose next request head has not fully arrived this long
+    /// after it was awaited is closed, so idle keep-alive connections and slow-header clients
+    /// do not hold a worker's sockets forever. `None`: never.
+    pub header_read_timeout: Option<Duration>,
     pub max_concurrency: usize,
     /// Bodies up to this size render inline on the async worker; larger ones on the
     /// blocking pool (see `routes::offload`).
@@ -52,6 +56,7 @@ impl Default for ServerConfig {
         ServerConfig {
             max_body_bytes: 32 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
+            header_read_timeout: Some(Duration::from_secs(30)),
             max_concurrency: 512,
             inline_max_bytes: 64 * 1024,
             max_blocking_renders: available_cores(),

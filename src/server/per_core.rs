@@ -51,6 +51,7 @@ pub fn serve_per_core(
     workers: usize,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
+    let header_timeout = state.config.header_read_timeout;
     let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut pool = Vec::with_capacity(workers.max(1));
@@ -62,6 +63,7 @@ pub fn serve_per_core(
             .build()?;
         let worker = WorkerLoop {
             incoming: rx,
+            header_timeout,
             router: router.clone(),
             open: open.clone(),
             stop: stop_rx.clone(),
@@ -126,6 +128,7 @@ async fn accept_loop(listener: std::net::TcpListener, pool: &[Worker]) -> std::i
 /// One worker's runtime: serves the connections the acceptor sends it.
 struct WorkerLoop {
     incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
+    header_timeout: Option<Duration>,
     router: Router,
     open: Arc<AtomicUsize>,
     stop: watch::Receiver<bool>,
@@ -148,6 +151,7 @@ impl WorkerLoop {
                 Ok(stream) => {
                     tasks.spawn(serve_connection(
                         stream,
+                        self.header_timeout,
                         self.router.clone(),
                         self.stop.clone(),
                         guard,
@@ -175,6 +179,7 @@ impl Drop for OpenGuard {
 /// request in progress finishes and the connection closes.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
+    header_timeout: Option<Duration>,
     router: Router,
     mut stop: watch::Receiver<bool>,
     _guard: OpenGuard,
@@ -185,8 +190,9 @@ async fn serve_connection(
         router.map_request(|req: axum::http::Request<Incoming>| req.map(Body::new)),
     );
     let mut builder = hyper::server::conn::http1::Builder::new();
-    // With a timer, hyper closes connections whose request head takes over 30 s to arrive.
+    // hyper starts this clock whenever it waits for a request head, idle or not.
     builder.timer(TokioTimer::new());
+    builder.header_read_timeout(header_timeout);
     let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
     tokio::select! {
         biased;
