@@ -8,26 +8,9 @@
 
 mod common;
 
-use common::fixtures;
+use common::{fixtures, Rng};
 use llm_render::model::{LoadOptions, Model};
 use std::io::Read;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &'a [String]) -> &'a str {
-        &xs[self.below(xs.len())]
-    }
-}
 
 const FILLER: &[&str] = &[
     "The quick brown fox jumps over the lazy dog. ",
@@ -221,7 +204,9 @@ fn prompt_cache_equals_tokenizers_with_strip_and_single_word_tokens() {
     // And `<word>x` before the single-word `<think>`: not a cut, as the word check of
     // `<think>` looks at the `x`.
     let third = format!("{filler}<word>x<think> {filler}");
-    for prompt in [&first, &first, &second, &third, &third] {
+    // And the `rstrip` `<|im_end|>` before spaces: it takes them, so its end is no cut.
+    let fourth = format!("{filler}<|im_end|>   after{filler}");
+    for prompt in [&first, &first, &second, &third, &third, &fourth, &fourth] {
         let want = model.tokenizer.encode_fast(prompt.as_str(), false).unwrap();
         assert_eq!(model.encode(prompt, false).unwrap(), want.get_ids());
     }

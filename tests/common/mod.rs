@@ -133,3 +133,25 @@ pub fn image_jsonl(name: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("golden line"))
         .collect()
 }
+
+/// Deterministic test data (splitmix64): only reproducibility matters, not quality.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub fn pick<'a, T: AsRef<str>>(&mut self, xs: &'a [T]) -> &'a str {
+        xs[self.below(xs.len())].as_ref()
+    }
+}
