@@ -58,17 +58,22 @@ impl Message {
 
     /// Sets `key`, keeping its place if it is already there (as a Python dict does).
     pub fn insert(&mut self, key: &str, value: Value) {
-        match self.entries.iter_mut().find(|(k, _)| k.as_ref() == key) {
+        self.set(stored_key(key.into()), value);
+    }
+
+    fn set(&mut self, key: Cow<'static, str>, value: Value) {
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
-            None => self.entries.push((intern(key), value)),
+            None => self.entries.push((key, value)),
         }
     }
 }
 
-fn intern(key: &str) -> Cow<'static, str> {
+/// `key` as stored: a static string when it is a common one, else owned.
+fn stored_key(key: Cow<'_, str>) -> Cow<'static, str> {
     match COMMON_KEYS.iter().find(|k| **k == key) {
         Some(k) => Cow::Borrowed(k),
-        None => Cow::Owned(key.to_owned()),
+        None => Cow::Owned(key.into_owned()),
     }
 }
 
@@ -78,7 +83,7 @@ impl From<serde_json::Map<String, Value>> for Message {
             entries: Vec::with_capacity(map.len()),
         };
         for (k, v) in map {
-            m.insert(&k, v);
+            m.set(stored_key(k.into()), v);
         }
         m
     }
@@ -115,11 +120,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
             entries: Vec::with_capacity(access.size_hint().unwrap_or(4).min(16)),
         };
         while let Some(key) = access.next_key::<Key>()? {
-            let value: Value = access.next_value()?;
-            match m.entries.iter_mut().find(|(k, _)| *k == key.0) {
-                Some(slot) => slot.1 = value,
-                None => m.entries.push((key.0, value)),
-            }
+            m.set(key.0, access.next_value()?);
         }
         Ok(m)
     }
@@ -137,13 +138,10 @@ impl<'de> Deserialize<'de> for Key {
                 f.write_str("a string key")
             }
             fn visit_str<E>(self, s: &str) -> Result<Key, E> {
-                Ok(Key(intern(s)))
+                Ok(Key(stored_key(s.into())))
             }
             fn visit_string<E>(self, s: String) -> Result<Key, E> {
-                Ok(Key(match COMMON_KEYS.iter().find(|k| **k == s) {
-                    Some(k) => Cow::Borrowed(k),
-                    None => Cow::Owned(s),
-                }))
+                Ok(Key(stored_key(s.into())))
             }
         }
         d.deserialize_str(KeyVisitor)
