@@ -275,7 +275,7 @@ pub struct ServeArgs {
     pub max_blocking_renders: Option<usize>,
     /// How requests are scheduled on cores. `per-core`: one single-threaded runtime per
     /// worker, each connection served by one worker (least open connections first); no
-    /// cross-core wakeups, ~10% less CPU per request. `work-stealing`: tokio's multi-thread
+    /// cross-core wakeups, ~15% less CPU per request. `work-stealing`: tokio's multi-thread
     /// runtime, which balances requests instead of connections.
     #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
     pub runtime: RuntimeKind,

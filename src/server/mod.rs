@@ -2,9 +2,10 @@
 //!
 //! Layers, outermost first: metrics and a debug log line (every route) → for the work
 //! routes, one guard that answers 503 at once when `--max-concurrency` requests are in
-//! flight and 504 past the request timeout → a body limit (413) → the handler. Small bodies render inline on the worker that
-//! serves the connection; large ones (images, long prompts) on the blocking pool, so no
-//! request stalls a worker for long (`routes::offload`).
+//! flight and 504 past the request timeout → a body limit (413) → the handler. Small
+//! bodies render inline on the worker that serves the connection; large ones (images, long
+//! prompts) on the blocking pool, so no request stalls a worker for long
+//! (`routes::offload`).
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
 //! worker, see `per_core.rs` for why) and [`serve`] on a tokio multi-thread runtime.

@@ -54,8 +54,9 @@ pub fn serve_per_core(
     let header_timeout = state.config.header_read_timeout;
     let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut pool = Vec::with_capacity(workers.max(1));
-    for i in 0..workers.max(1) {
+    let workers = workers.max(1);
+    let mut pool = Vec::with_capacity(workers);
+    for i in 0..workers {
         let (tx, rx) = mpsc::unbounded_channel();
         let open = Arc::new(AtomicUsize::new(0));
         let rt = tokio::runtime::Builder::new_current_thread()
