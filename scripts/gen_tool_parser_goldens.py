@@ -57,6 +57,9 @@ QWEN3_CODER = [
     ("two_calls", "<tool_call>\n<function=now>\n</function>\n</tool_call>\n<tool_call>\n<function=get_weather>\n<parameter=city>\nRome\n</parameter>\n</function>\n</tool_call>"),
     ("object_param", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=opts>\n{\"unit\": \"C\", \"hours\": [1, 2]}\n</parameter>\n</function>\n</tool_call>"),
     ("no_call", "Nothing to call here."),
+    ("float_forms", "<tool_call>\n<function=get_weather>\n<parameter=ratio>\n0.00001\n</parameter>\n<parameter=opts>\n{\"eps\": 1.5e-7, \"big\": 1e16, \"mid\": 1e15, \"neg\": -2.5e-10, \"two\": 2.0}\n</parameter>\n</function>\n</tool_call>"),
+    ("large_numbers", "<tool_call>\n<function=get_weather>\n<parameter=days>\n12345678901234567890123\n</parameter>\n<parameter=ratio>\n1e20\n</parameter>\n</function>\n</tool_call>"),
+    ("loose_values", "<tool_call>\n<function=get_weather>\n<parameter=metric>\nyes\n</parameter>\n<parameter=days>\n3.0\n</parameter>\n<parameter=ratio>\ninf\n</parameter>\n<parameter=city>\nnull\n</parameter>\n</function>\n</tool_call>"),
 ]
 LLAMA3_JSON = [
     ("python_tag", "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\", \"days\": 3}}"),
@@ -68,6 +71,7 @@ PYTHONIC = [
     ("two_calls", "[get_weather(city='San Francisco', days=3, metric=True), now()]"),
     ("nested", "[get_weather(city=\"Paris\", opts={'a': [1, 2.5, None], 'b': 'x'})]"),
     ("no_call", "No calls needed."),
+    ("float_forms", "[get_weather(ratio=1.5e-07, opts={'big': 1e16, 'mid': 1e15, 'small': 0.00001, 'neg': -2.5e-10, 'two': 2.0})]"),
 ]
 
 QWEN3_REASONING = [

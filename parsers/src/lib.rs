@@ -6,6 +6,7 @@
 //! (a property test checks every chunking). Markers split across chunks are held back until
 //! they resolve, and nothing is lost at the end of the stream.
 
+pub mod pyjson;
 mod reasoning;
 mod registry;
 pub mod tool;

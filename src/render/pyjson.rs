@@ -13,6 +13,8 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 use std::fmt::Write;
 
+pub use llm_render_parsers::pyjson::{py_float_repr, write_json, write_json_map, write_str};
+
 /// Options of Python's `json.dumps` that chat templates pass through `tojson`.
 #[derive(Debug, Clone)]
 pub struct DumpOptions {
@@ -159,137 +161,6 @@ fn write_number(out: &mut String, value: &Value) {
     }
 }
 
-/// `json.dumps(v)` with the default options (what `tojson` writes), straight from a JSON
-/// value: the bytes [`dumps`] writes for `v` converted into a template value (tested below),
-/// without building that value. Converting a request's tools for `dumps` was ~5% of a small
-/// tools render's server CPU.
-pub fn write_json(out: &mut String, v: &serde_json::Value) {
-    use serde_json::Value as J;
-    match v {
-        J::Null => out.push_str("null"),
-        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        J::Number(n) => {
-            // As minijinja converts them: integers stay integers, the rest are floats.
-            if let Some(i) = n.as_i64() {
-                let _ = write!(out, "{i}");
-            } else if let Some(u) = n.as_u64() {
-                let _ = write!(out, "{u}");
-            } else if let Some(f) = n.as_f64() {
-                out.push_str(&py_float_repr(f));
-            }
-        }
-        J::String(s) => write_str(out, s, false),
-        J::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        J::Object(map) => write_json_map(out, map),
-    }
-}
-
-/// [`write_json`] of an object.
-pub fn write_json_map(out: &mut String, map: &serde_json::Map<String, serde_json::Value>) {
-    out.push('{');
-    for (i, (k, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        write_str(out, k, false);
-        out.push_str(": ");
-        write_json(out, v);
-    }
-    out.push('}');
-}
-
-/// Python's `repr(float)` as `json.dumps` writes it (`float.__repr__`, shortest round-trip).
-pub fn py_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "1.5e-7", "-1e16".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // position of the decimal point within `digits`
-        let body = if point <= 0 {
-            format!("0.{}{}", "0".repeat((-point) as usize), digits)
-        } else if point as usize >= digits.len() {
-            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
-        };
-        format!("{sign}{body}")
-    } else {
-        let m = if digits.len() > 1 {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        } else {
-            digits
-        };
-        format!(
-            "{sign}{m}e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.abs()
-        )
-    }
-}
-
-/// Writes a JSON string literal the way Python's `json` encoder does.
-pub fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if ensure_ascii && (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,24 +189,6 @@ mod tests {
                 dumps(&template, &DumpOptions::default()).unwrap(),
                 "{v}"
             );
-        }
-    }
-
-    #[test]
-    fn float_repr_matches_python() {
-        for (f, want) in [
-            (1.0, "1.0"),
-            (0.1, "0.1"),
-            (1e16, "1e+16"),
-            (1.5e-7, "1.5e-07"),
-            (123456.789, "123456.789"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-2.5, "-2.5"),
-            (1e15, "1000000000000000.0"),
-            (1.2345678901234568e17, "1.2345678901234568e+17"),
-        ] {
-            assert_eq!(py_float_repr(f), want, "{f}");
         }
     }
 

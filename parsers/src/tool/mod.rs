@@ -17,12 +17,13 @@
 //! Once a name is known the call has been streamed and stands; its arguments are what the
 //! model wrote, up to the call's end marker.
 
+mod coerce;
 mod json_scan;
 mod marked;
-mod pyjson;
 mod pythonic;
 mod xml;
 
+pub use coerce::Types;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use xml::{XmlFamily, XmlParser};
@@ -138,11 +139,12 @@ pub trait ToolParser {
     fn finish(&mut self, out: &mut Parsed);
 }
 
-/// The request's tools, as the parsers need them: each function's parameter types
-/// (`parameters.properties.<name>.type`), used by the XML formats to type values.
+/// The request's tools, as the parsers need them: each function's parameter types (from
+/// `parameters.properties.<name>`, see [`Types::from_schema`]), used by the XML formats to
+/// type values.
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
-    types: HashMap<String, HashMap<String, String>>,
+    types: HashMap<String, HashMap<String, Types>>,
 }
 
 impl ToolSchemas {
@@ -161,31 +163,20 @@ impl ToolSchemas {
                 .get("parameters")
                 .and_then(|p| p.get("properties"))
                 .and_then(Value::as_object);
-            let mut params = HashMap::new();
-            for (k, v) in props.into_iter().flatten() {
-                let ty = match v.get("type") {
-                    Some(Value::String(t)) => t.to_ascii_lowercase(),
-                    // ["integer", "null"]: the first non-null type.
-                    Some(Value::Array(ts)) => ts
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .find(|t| *t != "null")
-                        .unwrap_or("string")
-                        .to_ascii_lowercase(),
-                    _ if v.get("properties").is_some() => "object".into(),
-                    _ => "string".into(),
-                };
-                params.insert(k.clone(), ty);
-            }
+            let params = props
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), Types::from_schema(v)))
+                .collect();
             types.insert(name.to_string(), params);
         }
         ToolSchemas { types }
     }
 
-    /// The declared type of a parameter, lower-cased; `None` when the tool or the parameter
-    /// is not declared.
-    pub fn param_type(&self, tool: &str, param: &str) -> Option<&str> {
-        self.types.get(tool)?.get(param).map(String::as_str)
+    /// The declared types of a parameter; `None` when the tool or the parameter is not
+    /// declared.
+    pub fn param_types(&self, tool: &str, param: &str) -> Option<Types> {
+        self.types.get(tool)?.get(param).copied()
     }
 }
 
@@ -213,5 +204,5 @@ pub(crate) fn name_cut(
 
 /// JSON-encodes a string (as `json.dumps(s, ensure_ascii=False)` does).
 pub(crate) fn json_string(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
+    crate::pyjson::dumps_str(s)
 }

@@ -8,8 +8,8 @@
 //! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
 //! parenthesis arrives. Text after the list is content.
 
-use super::pyjson::dumps;
 use super::{Parsed, Scan, ToolParser};
+use crate::pyjson::dumps;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -335,6 +335,8 @@ impl Lit<'_> {
                     _ => {
                         let w = word.replace('_', "");
                         if let Ok(n) = w.parse::<i64>() {
+                            Some(Value::from(n))
+                        } else if let Ok(n) = w.parse::<u64>() {
                             Some(Value::from(n))
                         } else {
                             let f = w.parse::<f64>().ok()?;

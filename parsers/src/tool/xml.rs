@@ -5,16 +5,15 @@
 //! | `qwen3_coder` | `<tool_call>\n<function=f>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
 //!
-//! Values are typed by the request's tool schema as vLLM's `qwen3_coder` and `glm45`
-//! parsers type them: `null` is null; string-typed (and, for qwen3_coder, undeclared)
-//! parameters stay strings; integers, numbers and booleans are converted; anything else is
-//! parsed as JSON, falling back to the string. qwen3_coder drops one newline after the
-//! opening tag and one before the closing tag. The arguments are serialized as Python's
-//! `json.dumps` writes them (`{"city": "Paris", "days": 3}`), so the streamed string equals
-//! vLLM's. String values of qwen3_coder stream character by character; other values are
-//! emitted when their closing tag arrives.
+//! Values are typed by the types their parameter declares in the request's tools, as vLLM
+//! 0.33's `qwen3_coder` and `glm45` parsers type them (see [`super::coerce`]); undeclared
+//! parameters stay strings. qwen3_coder drops one newline after the opening tag and one
+//! before the closing tag. The arguments are serialized as Python's `json.dumps` writes them
+//! (`{"city": "Paris", "days": 3}`), so the streamed string equals vLLM's. qwen3_coder's
+//! values of parameters that can only be strings stream character by character; other values
+//! are emitted when their closing tag arrives.
 
-use super::pyjson::{dumps, typed};
+use super::coerce::{coerce, Types};
 use super::{json_string, Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
 use serde::{Deserialize, Serialize};
 
@@ -37,8 +36,6 @@ struct Spec {
     key_close: &'static str,
     value_open: Option<&'static str>,
     value_close: &'static str,
-    /// Undeclared parameters are strings (qwen3_coder) or parsed as JSON (glm45).
-    undeclared_is_string: bool,
     trim_newline: bool,
 }
 
@@ -55,7 +52,6 @@ impl XmlFamily {
                 key_close: ">",
                 value_open: None,
                 value_close: "</parameter>",
-                undeclared_is_string: true,
                 trim_newline: true,
             },
             XmlFamily::Glm45 => Spec {
@@ -68,7 +64,6 @@ impl XmlFamily {
                 key_close: "</arg_key>",
                 value_open: Some("<arg_value>"),
                 value_close: "</arg_value>",
-                undeclared_is_string: false,
                 trim_newline: false,
             },
         }
@@ -166,20 +161,16 @@ impl XmlParser {
         self.mode = Mode::Content;
     }
 
-    fn param_type(&self) -> Option<&str> {
-        match self.schemas.param_type(&self.name, &self.key) {
-            Some(t) => Some(t),
-            None if self.family.spec().undeclared_is_string => Some("string"),
-            None => None,
-        }
+    /// The declared types of the parameter being read; an undeclared one is a string (vLLM
+    /// types only the parameters the schema names).
+    fn param_types(&self) -> Types {
+        self.schemas
+            .param_types(&self.name, &self.key)
+            .unwrap_or(Types::STRING)
     }
 
     fn streams_string(&self) -> bool {
-        self.family == XmlFamily::Qwen3Coder
-            && matches!(
-                self.param_type(),
-                Some("string" | "str" | "text" | "varchar" | "char" | "enum")
-            )
+        self.family == XmlFamily::Qwen3Coder && self.param_types() == Types::STRING
     }
 
     fn close_args(&mut self, out: &mut Parsed) {
@@ -203,21 +194,6 @@ impl XmlParser {
             self.token.pop();
         }
         if !self.opened {
-            // `null` (any case) is JSON null: undecided while the text could still be it.
-            let core = match self.token.strip_suffix('\n') {
-                Some(core) if spec.trim_newline => core,
-                _ => self.token.as_str(),
-            };
-            let maybe_null =
-                core.len() <= 4 && "null".starts_with(&core.to_ascii_lowercase() as &str);
-            if maybe_null && !last {
-                return;
-            }
-            if last && self.token.eq_ignore_ascii_case("null") {
-                out.args(self.index(), "null");
-                self.token.clear();
-                return;
-            }
             out.args(self.index(), "\"");
             self.opened = true;
         }
@@ -247,7 +223,7 @@ impl XmlParser {
                 value.pop();
             }
         }
-        out.args(self.index(), &dumps(&typed(&value, self.param_type())));
+        out.args(self.index(), &coerce(&value, self.param_types()));
     }
 }
 
