@@ -134,11 +134,17 @@ fn work_stealing_runtime_serves_many_connections() {
 }
 
 /// A connection that sends no request, or only part of a request head, is closed once the
-/// header read timeout passes; a complete request just before is answered.
+/// header read timeout passes; a complete request just before is answered. Both runtimes.
 #[test]
 fn idle_and_slow_header_connections_are_closed() {
+    for runtime in ["per-core", "work-stealing"] {
+        idle_and_slow_header_connections_are_closed_on(runtime);
+    }
+}
+
+fn idle_and_slow_header_connections_are_closed_on(runtime: &str) {
     use std::io::{Read, Write};
-    let server = Server::start(&["--header-read-timeout-secs", "1"]);
+    let server = Server::start(&["--runtime", runtime, "--header-read-timeout-secs", "1"]);
     let addr = server.url.trim_start_matches("http://").to_string();
     let wait_for_close = |mut conn: std::net::TcpStream| {
         conn.set_read_timeout(Some(Duration::from_secs(10)))
@@ -150,7 +156,10 @@ fn idle_and_slow_header_connections_are_closed() {
             match conn.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => got.extend_from_slice(&buf[..n]),
-                Err(e) => panic!("connection not closed after {:?}: {e}", start.elapsed()),
+                Err(e) => panic!(
+                    "{runtime}: connection not closed after {:?}: {e}",
+                    start.elapsed()
+                ),
             }
         }
         (start.elapsed(), got)

@@ -259,7 +259,7 @@ pub struct ServeArgs {
     pub request_timeout_secs: f64,
     /// Closes a connection whose next request head has not fully arrived this long after
     /// the server began to wait for it: idle keep-alive connections and slow-header clients
-    /// (per-core runtime; 0: never).
+    /// (0: never).
     #[arg(long, default_value_t = 30.0)]
     pub header_read_timeout_secs: f64,
     /// Requests served at once; more get an immediate 503.
@@ -386,7 +386,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             rt.block_on(async move {
                 listener.set_nonblocking(true)?;
                 let listener = tokio::net::TcpListener::from_std(listener)?;
-                server::serve(listener, state).await
+                server::serve_work_stealing(listener, state).await
             })?;
         }
     }

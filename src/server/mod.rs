@@ -8,7 +8,8 @@
 //! (`routes::offload`).
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
-//! worker, see `per_core.rs` for why) and [`serve`] on a tokio multi-thread runtime.
+//! worker, see `per_core.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
+//! runtime; both serve each connection the same way.
 
 mod error;
 mod metrics;
@@ -17,7 +18,7 @@ mod routes;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use per_core::serve_per_core;
+pub use per_core::{serve_per_core, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
@@ -36,7 +37,7 @@ use tokio::sync::Semaphore;
 pub struct ServerConfig {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
-    /// Per-core runtime: a connection whose next request head has not fully arrived this long
+    /// A connection whose next request head has not fully arrived this long
     /// after it was awaited is closed, so idle keep-alive connections and slow-header clients
     /// do not hold a worker's sockets forever. `None`: never.
     pub header_read_timeout: Option<Duration>,
@@ -124,14 +125,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .with_state(state)
-}
-
-/// Serves on the current tokio runtime (`--runtime work-stealing`) until SIGTERM or Ctrl-C,
-/// then stops accepting and drains in-flight requests.
-pub async fn serve(listener: tokio::net::TcpListener, state: Arc<AppState>) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -96,27 +96,70 @@ pub fn serve_per_core(
 /// Accepts until the shutdown signal, handing each connection to the least-loaded worker.
 async fn accept_loop(listener: std::net::TcpListener, pool: &[Worker]) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)?;
+    accept_until_shutdown(&listener, |stream| {
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(e) => return tracing::warn!("cannot hand over a connection: {e}"),
+        };
+        let Some(worker) = pool.iter().min_by_key(|w| w.open.load(Ordering::Relaxed)) else {
+            return;
+        };
+        worker.open.fetch_add(1, Ordering::Relaxed);
+        if worker.connections.send(stream).is_err() {
+            // Its thread is gone (it cannot stop otherwise before shutdown): never pick it
+            // again.
+            worker.open.store(usize::MAX / 2, Ordering::Relaxed);
+            tracing::error!("a worker has stopped; dropping its new connection");
+        }
+    })
+    .await;
+    Ok(())
+}
+
+/// `--runtime work-stealing`: serves `listener` on the current multi-thread runtime, one task
+/// per connection, each served as the per-core workers serve theirs (header-read timeout,
+/// `TCP_NODELAY`, graceful shutdown). Returns when the last connection has drained after
+/// SIGTERM or Ctrl-C.
+pub async fn serve_work_stealing(
+    listener: tokio::net::TcpListener,
+    state: Arc<AppState>,
+) -> std::io::Result<()> {
+    let header_timeout = state.config.header_read_timeout;
+    let router = super::router(state);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    accept_until_shutdown(&listener, |stream| {
+        // No connection count: the scheduler balances tasks here.
+        tasks.spawn(serve_connection(
+            stream,
+            header_timeout,
+            router.clone(),
+            stop_rx.clone(),
+            (),
+        ));
+        // Reap finished connections so the set does not grow with the process lifetime.
+        while tasks.try_join_next().is_some() {}
+    })
+    .await;
+    let _ = stop_tx.send(true);
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Accepts connections and gives each to `hand` until SIGTERM or Ctrl-C.
+async fn accept_until_shutdown(
+    listener: &tokio::net::TcpListener,
+    mut hand: impl FnMut(tokio::net::TcpStream),
+) {
     let mut shutdown = pin!(super::shutdown_signal());
     loop {
         let stream = tokio::select! {
             biased;
-            _ = &mut shutdown => return Ok(()),
+            _ = &mut shutdown => return,
             accepted = listener.accept() => accepted,
         };
-        match stream.and_then(|(s, _)| s.into_std()) {
-            Ok(stream) => {
-                let Some(worker) = pool.iter().min_by_key(|w| w.open.load(Ordering::Relaxed))
-                else {
-                    return Ok(());
-                };
-                worker.open.fetch_add(1, Ordering::Relaxed);
-                if worker.connections.send(stream).is_err() {
-                    // Its thread is gone (it cannot stop otherwise before shutdown): never
-                    // pick it again.
-                    worker.open.store(usize::MAX / 2, Ordering::Relaxed);
-                    tracing::error!("a worker has stopped; dropping its new connection");
-                }
-            }
+        match stream {
+            Ok((stream, _)) => hand(stream),
             // Out of file descriptors or similar: back off instead of spinning, as axum does.
             Err(e) => {
                 tracing::warn!("accept failed: {e}");
@@ -177,13 +220,13 @@ impl Drop for OpenGuard {
 }
 
 /// Serves one HTTP/1.1 connection until the client closes it, or until shutdown, when the
-/// request in progress finishes and the connection closes.
+/// request in progress finishes and the connection closes. `_guard` is dropped when it ends.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     header_timeout: Option<Duration>,
     router: Router,
     mut stop: watch::Receiver<bool>,
-    _guard: OpenGuard,
+    _guard: impl Send + 'static,
 ) {
     // Responses go out in one write; there is nothing to coalesce.
     let _ = stream.set_nodelay(true);
