@@ -7,6 +7,9 @@
 //! * `render_turn20_*`: turn 20 of a chat, its history in the segment cache (`warm`) or not
 //!   (`cold`), and with the template interpreted by minijinja instead of rendered natively;
 //!   `render_turn20_deepseek_v3_*` the same on DeepSeek-V3's template.
+//! * `render_turns_interleaved/*`, `turn_request_interleaved`: turns 2..19 of 12 chats
+//!   taken in turns; the first is template + tokenize, the second a whole request from its
+//!   body bytes to its response bytes (parse, render, JSON), less HTTP and the kernel.
 //! * `token_ids_json/*`: the long_9k render's token IDs as a JSON array, serde_json vs the
 //!   table writer in `protocol::fast_json`.
 //!
@@ -38,7 +41,15 @@ fn conversation(n: usize) -> Vec<ChatRequest> {
 }
 
 /// [`conversation`] with its own words and system prompt for each `seed`.
-fn conversation_seeded(n: usize, mut seed: u64) -> Vec<ChatRequest> {
+fn conversation_seeded(n: usize, seed: u64) -> Vec<ChatRequest> {
+    conversation_bodies(n, seed)
+        .iter()
+        .filter_map(|b| llm_render::protocol::parse_json(b).ok())
+        .collect()
+}
+
+/// The request bodies of [`conversation_seeded`], as a client sends them.
+fn conversation_bodies(n: usize, mut seed: u64) -> Vec<Vec<u8>> {
     let vocab = [
         "the", "model", "cache", "token", "prefill", "decode", "router", "latency", "block", "GPU",
     ];
@@ -58,8 +69,8 @@ fn conversation_seeded(n: usize, mut seed: u64) -> Vec<ChatRequest> {
     let mut out = Vec::new();
     for _ in 0..n {
         messages.push(serde_json::json!({"role": "user", "content": words(220)}));
-        if let Ok(req) = serde_json::from_value(serde_json::json!({ "messages": messages })) {
-            out.push(req);
+        if let Ok(body) = serde_json::to_vec(&serde_json::json!({ "messages": messages })) {
+            out.push(body);
         }
         messages.push(serde_json::json!({"role": "assistant", "content": words(150)}));
     }
@@ -244,6 +255,36 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
+    // The same turns from request body to response bytes: what a server does per turn,
+    // less HTTP and the kernel.
+    let mut next_seed = 5000u64;
+    c.bench_function("turn_request_interleaved", |b| {
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            let mut done = 0u64;
+            while done < iters {
+                let convs: Vec<Vec<Vec<u8>>> = (0..12)
+                    .map(|_| {
+                        next_seed += 1;
+                        conversation_bodies(19, next_seed)
+                    })
+                    .collect();
+                convs.iter().for_each(|c| {
+                    respond(&warm, &c[0]);
+                });
+                let t = std::time::Instant::now();
+                for turn in 1..19 {
+                    for c in &convs {
+                        respond(&warm, &c[turn]);
+                    }
+                }
+                total += t.elapsed();
+                done += 18 * 12;
+            }
+            total.mul_f64(iters as f64 / done as f64)
+        })
+    });
+
     let ids = render_chat(&warm, &long, &opts)
         .map(|(g, _)| g.token_ids)
         .unwrap_or_default();
@@ -260,6 +301,21 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Body → `GenerateRequest` JSON, as the render route does it; returns the response size.
+fn respond(model: &Model, body: &[u8]) -> usize {
+    let Ok(req) = llm_render::protocol::parse_json::<ChatRequest>(body) else {
+        return 0;
+    };
+    let Ok((out, _)) = render_chat(model, &req, &RenderOptions::default()) else {
+        return 0;
+    };
+    let mut json = llm_render::protocol::fast_json::JsonChunks::default();
+    if out.into_json(&mut json).is_err() {
+        return 0;
+    }
+    json.finish().iter().map(|b| b.len()).sum()
 }
 
 criterion_group!(benches, bench);
