@@ -212,3 +212,30 @@ fn sigterm_drains_the_request_in_flight() {
         assert!(status.success(), "{runtime}: exit status {status}");
     }
 }
+
+/// Flag values that make no sense stop the server at startup, exit 2, with the flag named.
+#[test]
+fn bad_flag_values_are_refused_at_startup() {
+    for (args, flag) in [
+        (&["--workers", "0"][..], "--workers"),
+        (&["--memory-release-ms", "-2"][..], "--memory-release-ms"),
+        (
+            &["--header-read-timeout-secs=-1"][..],
+            "--header-read-timeout-secs",
+        ),
+        (
+            &["--request-timeout-secs", "0"][..],
+            "--request-timeout-secs",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run llm-render serve");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+}

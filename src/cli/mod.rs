@@ -279,6 +279,11 @@ pub struct ServeArgs {
     /// runtime, which balances requests instead of connections.
     #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
     pub runtime: RuntimeKind,
+    /// Milliseconds that memory the server frees is kept for reuse before it is returned to
+    /// the OS; -1: kept for good. Returning it after 1 s (the allocator's default) measured
+    /// 12-15% more CPU per chat turn, from page faults.
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub memory_release_ms: i64,
     /// Worker threads serving connections. Default: the cores this process may use.
     #[arg(long)]
     pub workers: Option<usize>,
@@ -333,6 +338,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !(args.header_read_timeout_secs >= 0.0 && args.header_read_timeout_secs.is_finite()) {
         anyhow::bail!("--header-read-timeout-secs must be a number of seconds, 0 or more");
     }
+    if args.memory_release_ms < -1 {
+        anyhow::bail!("--memory-release-ms must be -1 (never) or a number of milliseconds");
+    }
     if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
         anyhow::bail!("--request-timeout-secs must be a positive number");
     }
@@ -367,6 +375,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();
+    crate::server::memory::set_release_delay(args.memory_release_ms);
     let workers = match args.workers {
         Some(0) => anyhow::bail!("--workers must be at least 1"),
         Some(n) => n,

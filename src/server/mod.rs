@@ -12,6 +12,7 @@
 //! runtime; both serve each connection the same way.
 
 mod error;
+pub mod memory;
 mod metrics;
 mod per_core;
 mod routes;
