@@ -95,13 +95,17 @@ fn check_chains(model: &Model, label: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60);
-    let added: Vec<String> = model
+    // In ID order: the decoder is a hash map, and its order would make the corpus (and the
+    // hit count asserted below) differ from run to run.
+    let mut by_id: Vec<(u32, String)> = model
         .tokenizer
         .get_added_tokens_decoder()
-        .into_values()
-        .map(|t| t.content)
-        .filter(|c| !c.is_empty())
+        .into_iter()
+        .map(|(id, t)| (id, t.content))
+        .filter(|(_, c)| !c.is_empty())
         .collect();
+    by_id.sort_unstable();
+    let added: Vec<String> = by_id.into_iter().map(|(_, c)| c).collect();
     for case in 0..cases {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (case + 1));
         let len = 4500 + rng.below(6000);
