@@ -8,18 +8,18 @@
 //! (`routes::offload`).
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
-//! worker, see `per_core.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
+//! worker, see `runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
 //! runtime; both serve each connection the same way.
 
 mod error;
 pub mod memory;
 mod metrics;
-mod per_core;
 mod routes;
+mod runtime;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use per_core::{serve_per_core, serve_work_stealing};
+pub use runtime::{serve_per_core, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;

@@ -1,5 +1,8 @@
-//! Serving on one single-threaded runtime per core (the default of `llm-render serve`).
+//! The two runtimes `llm-render serve` runs on, and the one way both serve a connection
+//! (`serve_connection`: hyper HTTP/1.1, header-read timeout, `TCP_NODELAY`, graceful
+//! shutdown).
 //!
+//! The default is one single-threaded runtime per core ([`serve_per_core`]).
 //! An acceptor thread takes each new connection and hands it to the worker with the fewest
 //! open connections; that worker serves the connection with hyper's HTTP/1.1 server until it
 //! closes. A worker is a tokio current-thread runtime on its own OS thread, so a request
@@ -16,7 +19,7 @@
 //! The trade-off: requests are balanced by connection, not by request. Each inline request
 //! is bounded (`--inline-max-bytes`, ~0.1 ms), and larger ones already run on the blocking
 //! pool, so a busy connection delays its worker's other connections by at most that much.
-//! `--runtime work-stealing` restores the multi-thread runtime.
+//! `--runtime work-stealing` ([`serve_work_stealing`]) restores the multi-thread runtime.
 //!
 //! Shutdown: on SIGTERM or Ctrl-C the acceptor stops, every connection finishes the
 //! request it is serving and closes (hyper's graceful shutdown), and the process exits
