@@ -57,7 +57,7 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RenderError {
 
 with_sampling_fields! {
 /// `POST /v1/chat/completions/render`: an OpenAI chat request plus vLLM's extras.
-/// The sampling fields are appended by [`with_sampling_fields`].
+/// The sampling fields are appended by `with_sampling_fields!`.
     #[derive(Debug, Clone, Deserialize)]
     pub struct ChatRequest {
     #[serde(default)]
