@@ -10,6 +10,8 @@
 //! * `render_turns_interleaved/*`, `turn_request_interleaved`: turns 2..19 of 12 chats
 //!   taken in turns; the first is template + tokenize, the second a whole request from its
 //!   body bytes to its response bytes (parse, render, JSON), less HTTP and the kernel.
+//! * `decode_long_9k/*`: the long_9k render's token IDs back to text, through the model's
+//!   byte table and through `tokenizers`;
 //! * `token_ids_json/*`: the long_9k render's token IDs as a JSON array, serde_json vs the
 //!   table writer in `protocol::fast_json`.
 //!
@@ -288,6 +290,21 @@ fn bench(c: &mut Criterion) {
     let ids = render_chat(&warm, &long, &opts)
         .map(|(g, _)| g.token_ids)
         .unwrap_or_default();
+    let mut g = c.benchmark_group("decode_long_9k");
+    g.throughput(Throughput::Elements(ids.len() as u64));
+    g.bench_function("table", |b| {
+        b.iter(|| warm.decode(&ids, false).map(|t| t.len()).unwrap_or(0))
+    });
+    g.bench_function("tokenizers", |b| {
+        b.iter(|| {
+            warm.tokenizer
+                .decode(&ids, false)
+                .map(|t| t.len())
+                .unwrap_or(0)
+        })
+    });
+    g.finish();
+
     let mut g = c.benchmark_group("token_ids_json");
     g.throughput(Throughput::Elements(ids.len() as u64));
     g.bench_function("serde_json", |b| {

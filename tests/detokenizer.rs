@@ -10,7 +10,7 @@ use llm_render::derender::{DetokState, IncrementalDetokenizer};
 use llm_render::model::{LoadOptions, Model};
 
 fn check(m: &Model, ids: &[u32], skip: bool, every_prefix: bool) {
-    let mut d = IncrementalDetokenizer::new(&m.tokenizer, skip);
+    let mut d = IncrementalDetokenizer::new(m, skip);
     let mut text = String::new();
     for (k, id) in ids.iter().enumerate() {
         text.push_str(&d.push(*id).unwrap());
@@ -92,7 +92,7 @@ fn state_resumes_across_instances() {
     let mut out = String::new();
     for id in &ids {
         let mut d = IncrementalDetokenizer::resume(
-            &m.tokenizer,
+            &m,
             false,
             serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap(),
         );
@@ -100,9 +100,59 @@ fn state_resumes_across_instances() {
         state = d.state().clone();
     }
     out.push_str(
-        &IncrementalDetokenizer::resume(&m.tokenizer, false, state)
+        &IncrementalDetokenizer::resume(&m, false, state)
             .finish()
             .unwrap(),
     );
     assert_eq!(out, text);
+}
+
+/// `Model::decode` (a table of each ID's bytes where the decoder is byte-level) equals
+/// `tokenizers`' decode on random sequences of any IDs: added and special tokens, byte tokens
+/// that split UTF-8 sequences, IDs past the vocabulary; for every fixture tokenizer, those
+/// that fall back to `tokenizers` included.
+#[test]
+fn model_decode_equals_tokenizers_decode() {
+    for (name, table) in [
+        ("qwen3", true),
+        ("llama3_1", true),
+        ("deepseek_v3", true),
+        ("qwen2_5_vl", true),
+        ("wordlevel", false),
+    ] {
+        let m = Model::load_dir(
+            name,
+            &fixtures().join("models").join(name),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            m.decoder.off_reason().is_none(),
+            table,
+            "{name}: {:?}",
+            m.decoder.off_reason()
+        );
+        let vocab = m.tokenizer.get_vocab_size(true) as u32;
+        let mut added: Vec<u32> = m.tokenizer.get_added_tokens_decoder().into_keys().collect();
+        added.sort_unstable();
+        let mut rng = Rng(0x5eed ^ u64::from(vocab));
+        for _ in 0..2000 {
+            let n = rng.below(48);
+            let ids: Vec<u32> = (0..n)
+                .map(|_| match rng.below(8) {
+                    0 if !added.is_empty() => added[rng.below(added.len())],
+                    1 => rng.below(256) as u32, // byte tokens are low IDs in these vocabularies
+                    2 => vocab + rng.below(100) as u32,
+                    _ => rng.below(vocab as usize) as u32,
+                })
+                .collect();
+            for skip in [false, true] {
+                assert_eq!(
+                    m.decode(&ids, skip).unwrap(),
+                    m.tokenizer.decode(&ids, skip).unwrap(),
+                    "{name}: {ids:?} skip_special_tokens={skip}"
+                );
+            }
+        }
+    }
 }

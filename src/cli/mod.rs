@@ -356,6 +356,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if let crate::render::tokenize::Backend::Reference(reason) = m.encoder.backend() {
             tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
         }
+        if let Some(reason) = m.decoder.off_reason() {
+            tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
+        }
     }
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,

@@ -7,8 +7,8 @@
 //! which case it is held until the next token completes it. Only the window is kept, so the
 //! state (and each step's work) stays a few tokens long whatever the output length.
 
+use crate::model::Model;
 use serde::{Deserialize, Serialize};
-use tokenizers::Tokenizer;
 
 /// The resumable state: the IDs from `prefix` on, and how many of them were emitted.
 /// Small and independent of the output length; serializable into a stream state.
@@ -20,21 +20,21 @@ pub struct DetokState {
     pub read: usize,
 }
 
-/// An incremental detokenizer over a borrowed tokenizer.
+/// An incremental detokenizer over a borrowed model's decoder.
 pub struct IncrementalDetokenizer<'a> {
-    tok: &'a Tokenizer,
+    model: &'a Model,
     skip_special_tokens: bool,
     state: DetokState,
 }
 
 impl<'a> IncrementalDetokenizer<'a> {
-    pub fn new(tok: &'a Tokenizer, skip_special_tokens: bool) -> Self {
-        Self::resume(tok, skip_special_tokens, DetokState::default())
+    pub fn new(model: &'a Model, skip_special_tokens: bool) -> Self {
+        Self::resume(model, skip_special_tokens, DetokState::default())
     }
 
-    pub fn resume(tok: &'a Tokenizer, skip_special_tokens: bool, state: DetokState) -> Self {
+    pub fn resume(model: &'a Model, skip_special_tokens: bool, state: DetokState) -> Self {
         IncrementalDetokenizer {
-            tok,
+            model,
             skip_special_tokens,
             state,
         }
@@ -45,9 +45,7 @@ impl<'a> IncrementalDetokenizer<'a> {
     }
 
     fn decode(&self, ids: &[u32]) -> Result<String, String> {
-        self.tok
-            .decode(ids, self.skip_special_tokens)
-            .map_err(|e| e.to_string())
+        self.model.decode(ids, self.skip_special_tokens)
     }
 
     /// Adds one generated token; returns the text it completes (possibly empty).

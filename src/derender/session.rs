@@ -96,7 +96,7 @@ impl ChoiceState {
             return Ok(delta);
         }
         let mut detok = IncrementalDetokenizer::resume(
-            &model.tokenizer,
+            model,
             opts.skip_special_tokens,
             std::mem::take(&mut self.detok),
         );

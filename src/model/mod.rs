@@ -11,6 +11,7 @@
 //! * `generation_config.json` and `config.json`, both optional.
 
 mod config;
+mod decoder;
 mod registry;
 
 pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
@@ -19,6 +20,7 @@ pub use registry::ModelRegistry;
 use crate::media::QwenVlProcessor;
 use crate::render::template::{ChatTemplates, TemplateLoadError};
 use crate::render::tokenize::{Encoder, EncoderOptions};
+pub use decoder::TextDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -167,6 +169,8 @@ pub struct Model {
     pub tokenizer: Tokenizer,
     /// The encoder renders use.
     pub encoder: Encoder,
+    /// IDs → text, as `tokenizer.decode` (see [`Model::decode`]).
+    pub decoder: TextDecoder,
     pub templates: ChatTemplates,
     /// Named special tokens (`bos_token` …) passed to every template render.
     pub special_tokens: Vec<(&'static str, String)>,
@@ -217,6 +221,7 @@ impl Model {
             Encoder::reference_only(&tokenizer, "disabled by --no-fast-tokenizer", &encoder_opts)
         };
         drop(tokenizer_json);
+        let decoder = TextDecoder::new(&tokenizer);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
         let generation: GenerationConfig = bundle.json("generation_config.json")?;
         let model_config: ModelConfig = bundle.json("config.json")?;
@@ -279,6 +284,7 @@ impl Model {
             special_tokens: tok_config.special_tokens_map(),
             tokenizer,
             encoder,
+            decoder,
             templates,
             generation,
             eos_token_ids,
@@ -290,6 +296,13 @@ impl Model {
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, String> {
         self.encoder
             .encode(&self.tokenizer, text, add_special_tokens)
+    }
+
+    /// `tokenizer.decode(ids, skip_special_tokens)`, from a table of each ID's bytes when
+    /// that is exact for this tokenizer (see `decoder.rs`).
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, String> {
+        self.decoder
+            .decode(&self.tokenizer, ids, skip_special_tokens)
     }
 
     /// Whether `id` names a token of this vocabulary (base or added).

@@ -263,9 +263,8 @@ pub async fn detokenize(
             ));
         }
         let prompt = model
-            .tokenizer
             .decode(&req.tokens, false)
-            .map_err(|e| RenderError::Tokenizer(e.to_string()))?;
+            .map_err(RenderError::Tokenizer)?;
         Ok(DetokenizeResponse { prompt })
     })
     .await?;

@@ -141,7 +141,7 @@ fn render(
 }
 
 fn decode(model: &Model, ids: &[u32]) -> String {
-    model.tokenizer.decode(ids, false).unwrap_or_default()
+    model.decode(ids, false).unwrap_or_default()
 }
 
 /// Decoded context around `pos`: up to 6 tokens before and after.
@@ -247,7 +247,7 @@ pub fn turn(
                     format!("token ID {bad_id} is out of range"),
                 ));
             }
-            (model.tokenizer.decode(&ids, true).unwrap_or_default(), ids)
+            (model.decode(&ids, true).unwrap_or_default(), ids)
         }
         _ => {
             return Err(bad(
