@@ -146,6 +146,13 @@ fn model_decode_equals_tokenizers_decode() {
                     _ => rng.below(vocab as usize) as u32,
                 })
                 .collect();
+            for id in &ids {
+                assert_eq!(
+                    m.has_token(*id),
+                    m.tokenizer.id_to_token(*id).is_some(),
+                    "{name}: {id}"
+                );
+            }
             for skip in [false, true] {
                 assert_eq!(
                     m.decode(&ids, skip).unwrap(),

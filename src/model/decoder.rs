@@ -62,6 +62,18 @@ impl TextDecoder {
         self.reason.as_deref()
     }
 
+    /// Whether `id` has a token (`reference.id_to_token(id).is_some()`), without building
+    /// the token's string when the table is on.
+    pub fn has_token(&self, reference: &Tokenizer, id: u32) -> bool {
+        match &self.table {
+            Some(table) => table
+                .flags
+                .get(id as usize)
+                .is_some_and(|f| f & MISSING == 0),
+            None => reference.id_to_token(id).is_some(),
+        }
+    }
+
     /// `reference.decode(ids, skip_special_tokens)`.
     pub fn decode(
         &self,

@@ -307,7 +307,7 @@ impl Model {
 
     /// Whether `id` names a token of this vocabulary (base or added).
     pub fn has_token(&self, id: u32) -> bool {
-        self.tokenizer.id_to_token(id).is_some()
+        self.decoder.has_token(&self.tokenizer, id)
     }
 }
 
