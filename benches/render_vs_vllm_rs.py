@@ -10,6 +10,9 @@ per request (utime+stime from /proc/<pid>/stat) and, with wrk, requests/s at con
                  1..N-1 were rendered; three rounds of 12 fresh conversations, median round;
   short tools    qwen3/tools_defined (328 tokens).
 
+Turns 2..19 are then measured once more with the two servers alternating turn by turn
+(paired), which keeps drift in the machine's load out of the ratio.
+
 Setup (nothing committed; bench-peers/ is git-ignored):
   mkdir -p bench-peers && cd bench-peers && pip download --no-deps vllm==0.33.0 -d . \
       && unzip -o -q vllm-0.33.0-*.whl vllm/vllm-rs && cd ..
@@ -30,12 +33,20 @@ CONNS = {}
 
 
 def post(url, body):
-    """POST over one kept-alive connection per server, as a router's connection pool would."""
-    conn = CONNS.get(url)
-    if conn is None:
-        conn = CONNS[url] = http.client.HTTPConnection(url.split("//")[1])
-    conn.request("POST", "/v1/chat/completions/render", body=body, headers={"content-type": "application/json"})
-    return json.loads(conn.getresponse().read())
+    """POST over one kept-alive connection per server, as a router's connection pool would;
+    a connection the server closed while idle (both close idle keep-alives) is reopened."""
+    for attempt in (0, 1):
+        conn = CONNS.get(url)
+        if conn is None:
+            conn = CONNS[url] = http.client.HTTPConnection(url.split("//")[1])
+        try:
+            conn.request("POST", "/v1/chat/completions/render", body=body, headers={"content-type": "application/json"})
+            return json.loads(conn.getresponse().read())
+        except (ConnectionError, http.client.RemoteDisconnected):
+            conn.close()
+            del CONNS[url]
+            if attempt:
+                raise
 
 
 def golden(cid):
@@ -95,6 +106,29 @@ def wrk(url, body, conns, secs):
     raise RuntimeError(out)
 
 
+def paired_turns(urls, procs, rounds):
+    """Turns 2-19 again, the two servers taking each turn's 12 requests in alternation (the
+    order flipping every turn), so that both see the machine in the same state: drift in the
+    load of this shared machine cancels out of the ratio instead of landing in it."""
+    cpu = {n: 0.0 for n in urls}
+    count, ratios = 0, []
+    for r in range(rounds):
+        convs = conversations(12, seed=7000 + 100 * r)
+        for name, url in urls.items():
+            measure(url, procs[name].pid, convs[0])
+        for t in range(1, len(convs) - 1):
+            names = list(urls) if (t + r) % 2 == 0 else list(urls)[::-1]
+            block = {}
+            for name in names:
+                block[name] = measure(urls[name], procs[name].pid, convs[t])
+                cpu[name] += block[name] * len(convs[t])
+            ratios.append(block["vllm-rs"] / block["llm-render"])
+            count += len(convs[t])
+    out = {n: c / count * 1e3 for n, c in cpu.items()}
+    out["median_ratio"] = statistics.median(ratios)
+    return out
+
+
 def main():
     d = model_dir()
     servers = {
@@ -138,6 +172,7 @@ def main():
                 r[f"tools_rps_c{c}"] = wrk(url, tools, c, secs)
                 r[f"cold_rps_c{c}"] = wrk(url, cold[0], c, secs)  # identical body: the peer's best case too
             res[name] = r
+        paired = paired_turns(urls, procs, 1 if QUICK else 3)
         a, b = res["vllm-rs"], res["llm-render"]
         print(f"{'metric':28} {'vllm-rs':>10} {'llm-render':>11} {'ratio':>7}")
         rows = [("cold long_9k CPU/req (ms)", "cold_cpu_ms", True), ("turns 2-19 CPU/req (ms)", "turnN_cpu_ms", True), ("turn 20 CPU/req (ms)", "turn20_cpu_ms", True),
@@ -148,6 +183,9 @@ def main():
             ratio = a[k] / b[k] if lower_better else b[k] / a[k]
             print(f"{label:28} {a[k]:10.3f} {b[k]:11.3f} {ratio:6.1f}x")
         print("(ratio > 1 means llm-render is better: less CPU, or more requests/s)")
+        print(f"turns 2-19, paired (the servers alternate turn by turn): vllm-rs {paired['vllm-rs']:.3f} ms, "
+              f"llm-render {paired['llm-render']:.3f} ms, ratio {paired['vllm-rs'] / paired['llm-render']:.1f}x; "
+              f"median block ratio {paired['median_ratio']:.1f}x")
     finally:
         for p in procs.values():
             p.terminate()
