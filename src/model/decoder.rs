@@ -102,14 +102,14 @@ impl ByteTable {
             .filter(|t| t.special)
             .map(|t| t.content)
             .collect();
-        // Past the model's and the added tokens' IDs, `decode` skips an ID like a gap.
+        // Past the largest ID of the model's or the added tokens, `decode` skips an ID like a
+        // gap. (The vocabulary's size is not enough: its IDs may have gaps.)
         let ids = reference
-            .get_added_tokens_decoder()
-            .keys()
-            .map(|&id| id as usize + 1)
+            .get_vocab(true)
+            .into_values()
+            .map(|id| id as usize + 1)
             .max()
-            .unwrap_or(0)
-            .max(reference.get_vocab_size(false));
+            .unwrap_or(0);
         let mut table = ByteTable {
             bytes: Vec::new(),
             ends: Vec::with_capacity(ids),
@@ -244,6 +244,47 @@ fn check(table: &ByteTable, reference: &Tokenizer) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A byte-level vocabulary with gaps in its IDs (its size, 3, is not its largest ID + 1)
+    /// and an added special token in one of them: the table covers every ID and equals
+    /// `decode`.
+    #[test]
+    fn a_vocabulary_with_gaps() {
+        let json = r#"{
+            "version": "1.0",
+            "added_tokens": [{"id": 5, "content": "<s>", "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true}],
+            "normalizer": null,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false,
+                "trim_offsets": true, "use_regex": true},
+            "post_processor": null,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true,
+                "use_regex": true},
+            "model": {"type": "BPE", "dropout": null, "unk_token": null,
+                "continuing_subword_prefix": null, "end_of_word_suffix": null,
+                "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+                "vocab": {"a": 0, "Ġb": 4, "Ã©": 6}, "merges": []}
+        }"#;
+        let tok: Tokenizer = json.parse().unwrap_or_else(|e| panic!("{e}"));
+        let d = TextDecoder::new(&tok);
+        assert_eq!(d.off_reason(), None);
+        for id in 0..12 {
+            assert_eq!(d.has_token(&tok, id), tok.id_to_token(id).is_some(), "{id}");
+        }
+        for ids in [vec![0, 4, 6, 5, 2, 11], vec![5, 6, 6], vec![]] {
+            for skip in [false, true] {
+                assert_eq!(
+                    d.decode(&tok, &ids, skip).ok(),
+                    tok.decode(&ids, skip).ok(),
+                    "{ids:?} {skip}"
+                );
+            }
+        }
+        assert_eq!(
+            d.decode(&tok, &[0, 4, 6, 9], true).ok().as_deref(),
+            Some("a bé")
+        );
+    }
 
     #[test]
     fn byte_map_is_gpt2s() {
