@@ -147,34 +147,32 @@ fn json_loads(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
-/// The digits of a decimal integer literal as Python's `int()` reads it: surrounding
-/// whitespace, an optional sign, ASCII digits with single `_` between them.
-fn digits_with_underscores(s: &str) -> Option<(bool, String)> {
-    let (negative, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut digits = String::with_capacity(body.len());
-    let mut prev_digit = false;
-    for (i, b) in body.bytes().enumerate() {
-        match b {
-            b'0'..=b'9' => {
-                digits.push(b as char);
-                prev_digit = true;
-            }
-            b'_' if prev_digit && body.as_bytes().get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                prev_digit = false;
-            }
-            _ => return None,
-        }
+/// `s` without Python's digit separators, or `None` if one is misplaced: `int()` and
+/// `float()` accept a `_` only between two ASCII digits (`1_000`, not `1__0` or `_1`).
+fn without_separators(s: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !s.contains('_') {
+        return Some(s.into());
     }
-    (!digits.is_empty()).then_some((negative, digits))
+    let b = s.as_bytes();
+    let valid = b.iter().enumerate().all(|(i, &c)| {
+        c != b'_'
+            || (i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+    });
+    valid.then(|| s.replace('_', "").into())
 }
 
-/// Python's `int(text)` as decimal digits, or `None` where it raises.
+/// Python's `int(text)` as decimal digits, or `None` where it raises: surrounding
+/// whitespace, an optional sign, ASCII digits.
 fn py_int(text: &str) -> Option<String> {
-    let (negative, digits) = digits_with_underscores(text.trim())?;
+    let s = without_separators(text.trim())?;
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, &s[..]),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let digits = digits.trim_start_matches('0');
     Some(match (digits.is_empty(), negative) {
         (true, _) => "0".into(),
@@ -184,20 +182,9 @@ fn py_int(text: &str) -> Option<String> {
 }
 
 /// Python's `float(text)`: Rust's parser, which reads the same forms (`1e5`, `.5`, `5.`,
-/// `inf`, `nan`), after Python's `_` separators between digits are removed.
+/// `inf`, `nan`), once Python's digit separators are removed.
 fn py_float(text: &str) -> Option<f64> {
-    let s = text.trim();
-    if !s.contains('_') {
-        return s.parse().ok();
-    }
-    let b = s.as_bytes();
-    let valid = b.iter().enumerate().all(|(i, &c)| {
-        c != b'_'
-            || (i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
-    });
-    valid
-        .then(|| s.replace('_', ""))
-        .and_then(|s| s.parse().ok())
+    without_separators(text.trim())?.parse().ok()
 }
 
 /// Python's `int(f)` of a finite float without fraction, in full: `1e20` →

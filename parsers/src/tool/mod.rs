@@ -201,8 +201,3 @@ pub(crate) fn name_cut(
     }
     None
 }
-
-/// JSON-encodes a string (as `json.dumps(s, ensure_ascii=False)` does).
-pub(crate) fn json_string(s: &str) -> String {
-    crate::pyjson::dumps_str(s)
-}

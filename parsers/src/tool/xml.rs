@@ -14,7 +14,8 @@
 //! are emitted when their closing tag arrives.
 
 use super::coerce::{coerce, Types};
-use super::{json_string, Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
+use super::{Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
+use crate::pyjson::dumps_str;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,7 +201,7 @@ impl XmlParser {
         // A trailing newline may be the one dropped before the closing tag.
         let keep = usize::from(!last && spec.trim_newline && self.token.ends_with('\n'));
         let send = self.token.len() - keep;
-        let escaped = json_string(&self.token[..send]);
+        let escaped = dumps_str(&self.token[..send]);
         out.args(self.index(), &escaped[1..escaped.len() - 1]);
         self.token.drain(..send);
         if last {
@@ -355,7 +356,7 @@ impl Scan for XmlParser {
                         i += at + spec.key_close.len();
                         self.key = std::mem::take(&mut self.token).trim().to_string();
                         let sep = if self.params == 0 { "{" } else { ", " };
-                        out.args(self.index(), &format!("{sep}{}: ", json_string(&self.key)));
+                        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
                         self.params += 1;
                         self.lead_done = false;
                         self.opened = false;
