@@ -59,6 +59,7 @@ QWEN3_CODER = [
     ("no_call", "Nothing to call here."),
     ("float_forms", "<tool_call>\n<function=get_weather>\n<parameter=ratio>\n0.00001\n</parameter>\n<parameter=opts>\n{\"eps\": 1.5e-7, \"big\": 1e16, \"mid\": 1e15, \"neg\": -2.5e-10, \"two\": 2.0}\n</parameter>\n</function>\n</tool_call>"),
     ("large_numbers", "<tool_call>\n<function=get_weather>\n<parameter=days>\n12345678901234567890123\n</parameter>\n<parameter=ratio>\n1e20\n</parameter>\n</function>\n</tool_call>"),
+    ("repeated_parameter", "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n2\n</parameter>\n<parameter=city>\nBergen\n</parameter>\n</function>\n</tool_call>"),
     ("loose_values", "<tool_call>\n<function=get_weather>\n<parameter=metric>\nyes\n</parameter>\n<parameter=days>\n3.0\n</parameter>\n<parameter=ratio>\ninf\n</parameter>\n<parameter=city>\nnull\n</parameter>\n</function>\n</tool_call>"),
 ]
 LLAMA3_JSON = [
@@ -72,6 +73,9 @@ PYTHONIC = [
     ("nested", "[get_weather(city=\"Paris\", opts={'a': [1, 2.5, None], 'b': 'x'})]"),
     ("no_call", "No calls needed."),
     ("float_forms", "[get_weather(ratio=1.5e-07, opts={'big': 1e16, 'mid': 1e15, 'small': 0.00001, 'neg': -2.5e-10, 'two': 2.0})]"),
+    ("number_literals", "[get_weather(days=1_000, ratio=1_0.2_5e1_0, opts={'hex': 0x1F, 'oct': 0o17, 'bin': -0b101, 'zero': 0_0, 'plus': +5, 'dot': 5., 'lead': .5})]"),
+    ("misplaced_separator", "[get_weather(days=1__0)]"),
+    ("leading_zero", "[get_weather(days=007)]"),
 ]
 
 QWEN3_REASONING = [

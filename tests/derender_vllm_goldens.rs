@@ -67,6 +67,30 @@ const VLLM_DISAGREES: &[(&str, &str, Side, &str)] = &[
         Side::NonStream,
         "`arguments` given as `{}`; vLLM's stream loses them (empty string)",
     ),
+    (
+        "pythonic",
+        "misplaced_separator",
+        Side::NonStream,
+        "`1__0` is not a Python literal, so the list stays content; vLLM's stream drops the text",
+    ),
+    (
+        "pythonic",
+        "leading_zero",
+        Side::NonStream,
+        "`007` is not a Python literal, so the list stays content; vLLM's stream drops the text",
+    ),
+    (
+        "qwen3_coder",
+        "repeated_parameter",
+        Side::Own(
+            "",
+            "get_weather",
+            r#"{"city": "Oslo", "days": 2, "city": "Bergen"}"#,
+        ),
+        "a parameter given twice: vLLM's non-stream keeps the last value in the first place, \
+         its stream stops after the first value; ours streams both, which JSON readers take \
+         as the last value, as the non-stream result has it",
+    ),
 ];
 
 fn server(parser: &str, reasoning: &str) -> String {

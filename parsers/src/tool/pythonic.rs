@@ -6,7 +6,10 @@
 //! followed by `(`; otherwise it is content. Keyword arguments are Python literals
 //! (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts), converted to a JSON
 //! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
-//! parenthesis arrives. Text after the list is content.
+//! parenthesis arrives. Text after the list is content. If the first call's arguments are not
+//! keyword arguments of literals, the whole output is content, as in vLLM's non-stream path
+//! (`ast.parse` of the list fails); a later call is sent with `{}`, the calls before it having
+//! been streamed already.
 
 use super::{Parsed, Scan, ToolParser};
 use crate::pyjson::dumps;
@@ -40,6 +43,10 @@ pub struct PythonicParser {
     pending: String,
     /// The name or argument text being read.
     token: String,
+    /// The first call's name, held until its arguments parse: if they do not, the whole
+    /// output is content, as in vLLM's non-stream path (`ast.parse` fails on the list).
+    #[serde(default)]
+    first_name: String,
     calls: usize,
     /// Bracket depth and string state inside the arguments.
     depth: u32,
@@ -54,6 +61,7 @@ impl Default for PythonicParser {
             buf: String::new(),
             pending: String::new(),
             token: String::new(),
+            first_name: String::new(),
             calls: 0,
             depth: 0,
             quote: None,
@@ -133,9 +141,13 @@ impl Scan for PythonicParser {
                     } else if c == '(' {
                         i += 1;
                         self.calls += 1;
-                        self.pending.clear();
                         let name = std::mem::take(&mut self.token);
-                        out.start_call(self.calls - 1, name, None);
+                        if self.calls == 1 {
+                            self.pending.push('(');
+                            self.first_name = name;
+                        } else {
+                            out.start_call(self.calls - 1, name, None);
+                        }
                         self.depth = 0;
                         self.quote = None;
                         self.escaped = false;
@@ -165,7 +177,18 @@ impl Scan for PythonicParser {
                             '(' | '[' | '{' => self.depth += 1,
                             ')' if self.depth == 0 => {
                                 let args = std::mem::take(&mut self.token);
-                                let json = parse_kwargs(&args)
+                                let kwargs = parse_kwargs(&args);
+                                if !self.first_name.is_empty() {
+                                    if kwargs.is_none() {
+                                        self.pending.push_str(&args);
+                                        self.pending.push(')');
+                                        self.malformed(out);
+                                        continue;
+                                    }
+                                    self.pending.clear();
+                                    out.start_call(0, std::mem::take(&mut self.first_name), None);
+                                }
+                                let json = kwargs
                                     .map_or_else(|| "{}".to_string(), |m| dumps(&Value::Object(m)));
                                 out.args(self.calls - 1, &json);
                                 self.mode = Mode::List;
@@ -205,8 +228,15 @@ impl ToolParser for PythonicParser {
 
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
+        if self.mode == Mode::Args && !self.first_name.is_empty() {
+            // Cut off inside the first call: not a call list (vLLM's `ast.parse` fails).
+            let args = std::mem::take(&mut self.token);
+            self.pending.push_str(&args);
+            self.first_name.clear();
+            self.malformed(out);
+        }
         if self.mode == Mode::Args {
-            // Cut off inside a call: send what parses of it.
+            // Cut off inside a later call: send what parses of it.
             let args = std::mem::take(&mut self.token);
             let json =
                 parse_kwargs(&args).map_or_else(|| "{}".into(), |m| dumps(&Value::Object(m)));
@@ -332,17 +362,7 @@ impl Lit<'_> {
                     "True" => Some(Value::Bool(true)),
                     "False" => Some(Value::Bool(false)),
                     "None" => Some(Value::Null),
-                    _ => {
-                        let w = word.replace('_', "");
-                        if let Ok(n) = w.parse::<i64>() {
-                            Some(Value::from(n))
-                        } else if let Ok(n) = w.parse::<u64>() {
-                            Some(Value::from(n))
-                        } else {
-                            let f = w.parse::<f64>().ok()?;
-                            serde_json::Number::from_f64(f).map(Value::Number)
-                        }
-                    }
+                    _ => number(word),
                 }
             }
         }
@@ -388,5 +408,144 @@ impl Lit<'_> {
             self.i += 1;
         }
         None
+    }
+}
+
+/// A Python number literal with at most one sign, as `ast.literal_eval` reads it, or `None`
+/// where Python raises (vLLM then keeps the output as content). Integers are decimal without
+/// leading zeros (`0_0` is allowed, `007` is not), or `0x`/`0o`/`0b`; a `_` may stand only
+/// between two digits (or after a radix prefix); floats are `1.`, `.5`, `1.5e-3` and so on.
+/// Integers beyond `u64` become floats (Python keeps them exact), and complex literals
+/// (`1j`) are refused: `json.dumps` cannot write them.
+fn number(word: &str) -> Option<Value> {
+    let (negative, body) = match word.as_bytes().first()? {
+        b'-' => (true, &word[1..]),
+        b'+' => (false, &word[1..]),
+        _ => (false, word),
+    };
+    let int = |digits: &str, radix: u32| -> Option<Value> {
+        let n = u64::from_str_radix(digits, radix).ok();
+        Some(match (n, negative) {
+            (Some(n), false) => Value::from(n),
+            (Some(n), true) if n <= i64::MAX as u64 + 1 => Value::from((n as i64).wrapping_neg()),
+            // Beyond 64 bits: a float, as serde_json's `Value` cannot hold the exact integer.
+            _ => {
+                let f: f64 = digits.parse().ok()?;
+                serde_json::Number::from_f64(if negative { -f } else { f })?.into()
+            }
+        })
+    };
+    let b = body.as_bytes();
+    let radix = match b {
+        [b'0', b'x' | b'X', ..] => 16,
+        [b'0', b'o' | b'O', ..] => 8,
+        [b'0', b'b' | b'B', ..] => 2,
+        _ => 10,
+    };
+    if radix != 10 {
+        let digits = separated(&body[2..], true, |c| (c as char).is_digit(radix))?;
+        return int(&digits, radix);
+    }
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (mantissa, None),
+    };
+    let whole = if whole.is_empty() && fraction.is_some() {
+        String::new()
+    } else {
+        separated(whole, false, |c| c.is_ascii_digit())?
+    };
+    if fraction.is_none() && exponent.is_none() {
+        // A decimal integer: no leading zeros unless it is all zeros.
+        if whole.starts_with('0') && whole.bytes().any(|c| c != b'0') {
+            return None;
+        }
+        return int(&whole, 10);
+    }
+    let fraction = match fraction {
+        Some("") | None => String::new(),
+        Some(f) => separated(f, false, |c| c.is_ascii_digit())?,
+    };
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut text = format!("{whole}.{fraction}");
+    if let Some(e) = exponent {
+        let (sign, digits) = match e.as_bytes().first()? {
+            b'+' | b'-' => (&e[..1], &e[1..]),
+            _ => ("", e),
+        };
+        text = format!(
+            "{text}e{sign}{}",
+            separated(digits, false, |c| c.is_ascii_digit())?
+        );
+    }
+    let f: f64 = text.parse().ok()?;
+    serde_json::Number::from_f64(if negative { -f } else { f }).map(Value::Number)
+}
+
+/// `s` without its `_` separators, if it is one or more digits with each `_` between two of
+/// them (or, with `after_prefix`, also before the first, as in `0x_ff`).
+fn separated(s: &str, after_prefix: bool, is_digit: impl Fn(u8) -> bool) -> Option<String> {
+    let b = s.as_bytes();
+    let ok = !b.is_empty()
+        && b.iter().enumerate().all(|(i, &c)| {
+            if c == b'_' {
+                (i > 0 && is_digit(b[i - 1]) || i == 0 && after_prefix)
+                    && b.get(i + 1).is_some_and(|&n| is_digit(n))
+            } else {
+                is_digit(c)
+            }
+        });
+    ok.then(|| s.replace('_', ""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    /// Expectations from Python's `json.dumps(ast.literal_eval(word))` (3.11).
+    #[test]
+    fn numbers_read_as_python_literals() {
+        for (word, want) in [
+            ("1_000", Some("1000")),
+            ("0_0", Some("0")),
+            ("-0b101", Some("-5")),
+            ("0x1F", Some("31")),
+            ("0x_1f", Some("31")),
+            ("0o17", Some("15")),
+            ("+5", Some("5")),
+            ("5.", Some("5.0")),
+            (".5", Some("0.5")),
+            ("1_0.2_5e1_0", Some("102500000000.0")),
+            ("007.5", Some("7.5")),
+            ("0e5", Some("0.0")),
+            ("00E0", Some("0.0")),
+            ("1e-5", Some("1e-05")),
+            ("-9223372036854775808", Some("-9223372036854775808")),
+            ("18446744073709551615", Some("18446744073709551615")),
+            ("1__0", None),
+            ("1_", None),
+            ("_1", None),
+            ("007", None),
+            ("0x", None),
+            ("0xg", None),
+            ("0b2", None),
+            ("1j", None),
+            (".", None),
+            ("1e", None),
+            ("1e_5", None),
+            ("inf", None),
+            ("nan", None),
+            ("--5", None),
+            ("1.5.2", None),
+        ] {
+            let got = number(word).map(|v| crate::pyjson::dumps(&v));
+            assert_eq!(got.as_deref(), want, "{word}");
+        }
     }
 }
