@@ -6,7 +6,8 @@
 //! * `render_tools_defined`: the short tools request, cache off.
 //! * `render_turn20_*`: turn 20 of a chat, its history in the segment cache (`warm`) or not
 //!   (`cold`), and with the template interpreted by minijinja instead of rendered natively;
-//!   `render_turn20_deepseek_v3_*` the same on DeepSeek-V3's template.
+//!   `render_turn20_deepseek_v3_*`, `render_turn20_llama3_1_*` the same on DeepSeek-V3's and
+//!   Llama 3.1's templates.
 //! * `render_turns_interleaved/*`, `turn_request_interleaved`: turns 2..19 of 12 chats
 //!   taken in turns; the first is template + tokenize, the second a whole request from its
 //!   body bytes to its response bytes (parse, render, JSON), less HTTP and the kernel.
@@ -199,18 +200,18 @@ fn bench(c: &mut Criterion) {
                 .unwrap_or(0)
         })
     });
-    // The same chat on DeepSeek-V3's template, native and interpreted.
-    if let Some(deepseek) = load_model("deepseek_v3", 256 << 20) {
+    // The same chat on DeepSeek-V3's and Llama 3.1's templates, native and interpreted.
+    for family in ["deepseek_v3", "llama3_1"] {
+        let Some(model) = load_model(family, 256 << 20) else {
+            continue;
+        };
         for turn in &conv[..19] {
-            render(&deepseek, turn);
+            render(&model, turn);
         }
-        for (name, o) in [
-            ("render_turn20_deepseek_v3_warm", &opts),
-            ("render_turn20_deepseek_v3_warm_minijinja", &jinja),
-        ] {
-            c.bench_function(name, |b| {
+        for (engine, o) in [("", &opts), ("_minijinja", &jinja)] {
+            c.bench_function(&format!("render_turn20_{family}_warm{engine}"), |b| {
                 b.iter(|| {
-                    render_chat(&deepseek, last, o)
+                    render_chat(&model, last, o)
                         .map(|(g, _)| g.token_ids.len())
                         .unwrap_or(0)
                 })

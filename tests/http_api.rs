@@ -172,7 +172,7 @@ fn health_models_and_metrics() {
         native,
         [
             &json!("qwen3"),
-            &json!(null),
+            &json!("llama3_1"),
             &json!("deepseek_v3"),
             &json!(null)
         ]

@@ -1,4 +1,4 @@
-//! Native template renderings (Qwen3, DeepSeek-V3) write exactly minijinja's bytes: random
+//! Native template renderings (Qwen3, DeepSeek-V3, Llama 3.1) write exactly minijinja's bytes: random
 //! conversations shaped like real chats (think blocks, tool calls and results, reasoning
 //! fields, tools, kwargs) rendered both ways must give the same prompt, or both the same error. The render goldens
 //! cover the native path too (`golden_render.rs` renders over HTTP with it on, and through the
@@ -21,6 +21,7 @@ fn text() -> impl Strategy<Value = String> {
             Just("<tool_response>".to_string()),
             Just("</tool_response>".to_string()),
             Just("<|im_end|>".to_string()),
+            Just("<|eot_id|>".to_string()),
             Just("\n".to_string()),
             Just("\n\n".to_string()),
             Just(" ".to_string()),
@@ -68,14 +69,25 @@ fn arguments() -> impl Strategy<Value = Value> {
 }
 
 fn tool_call() -> impl Strategy<Value = Value> {
-    ("[a-z_]{1,8}", arguments()).prop_map(|(name, args)| {
+    // Names with whitespace around them: Llama 3.1's template trims them.
+    let name = prop_oneof![4 => "[a-z_]{1,8}", 1 => "[ \n]?[a-z_]{1,8}[ \n\t]?"];
+    (name, arguments()).prop_map(|(name, args)| {
         json!({"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}})
     })
 }
 
 fn message() -> impl Strategy<Value = Value> {
-    let role =
-        prop::sample::select(&["system", "user", "user", "assistant", "assistant", "tool"][..]);
+    let role = prop::sample::select(
+        &[
+            "system",
+            "user",
+            "user",
+            "assistant",
+            "assistant",
+            "tool",
+            "ipython",
+        ][..],
+    );
     let reasoning_key = prop::sample::select(&["reasoning_content", "thinking", "reasoning"][..]);
     (
         role,
@@ -114,7 +126,15 @@ fn kwargs() -> impl Strategy<Value = Value> {
             Just(json!(0))
         ]),
         prop::option::of(prop::sample::select(
-            &["date_string", "custom", "namespace", "content", "bos_token"][..],
+            &[
+                "date_string",
+                "custom",
+                "namespace",
+                "content",
+                "bos_token",
+                "custom_tools",
+                "tools_in_user_message",
+            ][..],
         )),
     )
         .prop_map(|(thinking, extra)| {
@@ -133,7 +153,7 @@ static NATIVE: AtomicUsize = AtomicUsize::new(0);
 static CASES: AtomicUsize = AtomicUsize::new(0);
 
 /// The fixture models whose templates have a native rendering.
-const NATIVE_MODELS: [&str; 2] = ["qwen3", "deepseek_v3"];
+const NATIVE_MODELS: [&str; 3] = ["qwen3", "deepseek_v3", "llama3_1"];
 
 fn render(
     model: &str,

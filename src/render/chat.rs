@@ -149,7 +149,7 @@ pub fn render_chat_prompt_with(
         .and_then(|t| {
             t.render(&NativeInput {
                 messages: &req.messages,
-                tools: req.tools.as_deref().unwrap_or_default(),
+                tools: req.tools.as_deref(),
                 kwargs: &kwargs,
                 add_generation_prompt,
                 bos_token: model

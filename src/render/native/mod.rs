@@ -21,6 +21,7 @@
 //! `--no-native-templates` turns the whole path off.
 
 mod deepseek_v3;
+mod llama3;
 mod qwen3;
 
 use super::messages::{convert_content, convert_tool_calls, REASONING_FIELDS};
@@ -33,8 +34,8 @@ use std::borrow::Cow;
 pub struct NativeInput<'a> {
     /// The request's messages, as sent.
     pub messages: &'a [Message],
-    /// The request's `tools` (`[]` when it has none).
-    pub tools: &'a [Map<String, Value>],
+    /// The request's `tools`, as given (`Some([])` is not `None` to every template).
+    pub tools: Option<&'a [Map<String, Value>]>,
     /// `chat_template_kwargs` without the names the renderer consumes itself.
     pub kwargs: &'a Map<String, Value>,
     pub add_generation_prompt: bool,
@@ -58,10 +59,12 @@ pub enum NativeTemplate {
     Qwen3,
     /// DeepSeek-V3's template (fixtures/models/deepseek_v3).
     DeepSeekV3,
+    /// vLLM's Llama 3.1 JSON tool-calling template (fixtures/models/llama3_1).
+    Llama31,
 }
 
 /// The template sources each native renderer was written from: blake3 of the source text.
-const KNOWN: [(&str, NativeTemplate); 2] = [
+const KNOWN: [(&str, NativeTemplate); 3] = [
     (
         "45fdf00a05e3daa5751bcd1de40a0a8280bde6328765dfe3828f9dac093b584b",
         NativeTemplate::Qwen3,
@@ -69,6 +72,10 @@ const KNOWN: [(&str, NativeTemplate); 2] = [
     (
         "4cc4494e386866a4cfb20a0d75cc0e19e45c082652bf365f167afe47f99de3d2",
         NativeTemplate::DeepSeekV3,
+    ),
+    (
+        "9176a85efffaa5ff96d62fde287c8be5bc7739e091d4d8b4270bc0612d071591",
+        NativeTemplate::Llama31,
     ),
 ];
 
@@ -88,6 +95,7 @@ impl NativeTemplate {
         match self {
             NativeTemplate::Qwen3 => qwen3::render(input),
             NativeTemplate::DeepSeekV3 => deepseek_v3::render(input),
+            NativeTemplate::Llama31 => llama3::render(input),
         }
     }
 
@@ -95,6 +103,7 @@ impl NativeTemplate {
         match self {
             NativeTemplate::Qwen3 => "qwen3",
             NativeTemplate::DeepSeekV3 => "deepseek_v3",
+            NativeTemplate::Llama31 => "llama3_1",
         }
     }
 }
@@ -212,7 +221,7 @@ mod tests {
         for (model, want) in [
             ("qwen3", Some(NativeTemplate::Qwen3)),
             ("deepseek_v3", Some(NativeTemplate::DeepSeekV3)),
-            ("llama3_1", None),
+            ("llama3_1", Some(NativeTemplate::Llama31)),
         ] {
             let source = fixture_template(model);
             assert!(source.is_some(), "{model}: no chat_template");

@@ -37,7 +37,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
     if input.kwargs_shadow(&TEMPLATE_NAMES) {
         return None;
     }
-    let tools = input.tools;
+    let tools = input.tools.unwrap_or_default();
     let msgs = read_messages(input.messages)?;
     let first = msgs.first()?;
     let size: usize = msgs.iter().map(|m| m.content.len() + 32).sum();

@@ -187,7 +187,7 @@ fn raise_exception(message: Value) -> Result<Value, Error> {
 
 /// `strftime_now(format)`: the local time formatted with C `strftime` codes, as Python does.
 /// An unknown code is an error rather than a panic.
-fn strftime_now(format: &str) -> Result<String, Error> {
+pub(crate) fn strftime_now(format: &str) -> Result<String, Error> {
     use chrono::format::{Item, StrftimeItems};
     let items: Vec<Item> = StrftimeItems::new(format).collect();
     if items.iter().any(|i| matches!(i, Item::Error)) {

@@ -1,0 +1,180 @@
+//! The Llama 3.1 JSON tool-calling template in Rust: vLLM's
+//! `examples/tool_chat_template_llama3.1_json.jinja` (fixtures/models/llama3_1), statement
+//! for statement.
+//!
+//! What the template does, and what this file mirrors:
+//! * `bos_token`, then a system block: `Cutting Knowledge Date: December 2023`, `Today Date: `
+//!   with `date_string` (a request kwarg, else today as `strftime_now("%d %b %Y")`), and the
+//!   first message's trimmed content when that message is a system message;
+//! * every other message in a header block with its role (any role) and trimmed content (the
+//!   trimmed text parts, concatenated, for content given as parts);
+//! * a message with a `tool_calls` key: `No tool calls found.` for an empty list, else an
+//!   assistant block holding `{"name": …, "parameters": …}` (more than one call raises);
+//! * `tool` and `ipython` messages in an `ipython` block holding `{"output": content}` as JSON;
+//! * the generation prompt.
+//!
+//! Requests with `tools` (the template moves them into the first user message), kwargs the
+//! template reads, and shapes it would raise on answer `None` and render through minijinja
+//! (see the parent).
+
+use super::NativeInput;
+use crate::protocol::Message;
+use crate::render::messages::convert_tool_calls;
+use crate::render::pyjson::{write_json, write_str};
+use crate::render::template_env::{py_space, strftime_now};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// Names the template binds or reads besides `messages`, `add_generation_prompt` and
+/// `date_string` (read here): a request kwarg with one of these names would shadow or set
+/// them, so such requests take the general path.
+const TEMPLATE_NAMES: [&str; 13] = [
+    "custom_tools",
+    "tools_in_user_message",
+    "strftime_now",
+    "tools",
+    "system_message",
+    "first_user_message",
+    "message",
+    "content",
+    "tool_call",
+    "t",
+    "bos_token",
+    "raise_exception",
+    "loop",
+];
+
+const EOT: &str = "<|eot_id|>";
+
+pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
+    if input.kwargs_shadow(&TEMPLATE_NAMES) || input.tools.is_some() {
+        return None;
+    }
+    let date = match input.kwargs.get("date_string") {
+        None => Cow::Owned(strftime_now("%d %b %Y").ok()?),
+        Some(Value::String(s)) => Cow::Borrowed(s.as_str()),
+        Some(_) => return None,
+    };
+    let mut messages = input.messages;
+    let size: usize = messages.iter().map(text_size).sum();
+    let mut out = String::with_capacity(size + 160);
+
+    out.push_str(input.bos_token.unwrap_or_default());
+    out.push_str("<|start_header_id|>system<|end_header_id|>\n\n");
+    out.push_str("Cutting Knowledge Date: December 2023\n");
+    out.push_str("Today Date: ");
+    out.push_str(&date);
+    out.push_str("\n\n");
+    if let Some(first) = messages.first() {
+        if role(first)? == "system" {
+            // The template reads a string, or the first part's text.
+            match first.get("content") {
+                Some(Value::String(s)) => out.push_str(trim(s)),
+                _ => return None,
+            }
+            messages = &messages[1..];
+        }
+    }
+    out.push_str(EOT);
+
+    for (i, m) in messages.iter().enumerate() {
+        let i = i + input.messages.len() - messages.len();
+        let role = role(m)?;
+        let calls = m.get("tool_calls").filter(|c| !c.is_null());
+        let tool_result = role == "tool" || role == "ipython";
+        match calls {
+            None if !tool_result => {
+                header(&mut out, role);
+                push_text(&mut out, m.get("content"), |out, text| {
+                    out.push_str(trim(text));
+                })?;
+                out.push_str(EOT);
+            }
+            Some(calls) => {
+                // `render::messages` parses an assistant's arguments; others go as sent.
+                let calls = if role == "assistant" {
+                    Cow::Owned(convert_tool_calls(i, calls).ok()?)
+                } else {
+                    Cow::Borrowed(calls)
+                };
+                match calls.as_array()?.as_slice() {
+                    [] => out.push_str("No tool calls found."),
+                    [call] => {
+                        let function = call.get("function")?;
+                        let name = function.get("name")?.as_str()?;
+                        let arguments = function.get("arguments")?;
+                        header(&mut out, "assistant");
+                        out.push_str("{\"name\": \"");
+                        out.push_str(trim(name));
+                        out.push_str("\", \"parameters\": ");
+                        write_json(&mut out, arguments);
+                        out.push('}');
+                        out.push_str(EOT);
+                    }
+                    // The template raises; minijinja reports it.
+                    _ => return None,
+                }
+            }
+            None => {
+                header(&mut out, "ipython");
+                push_text(&mut out, m.get("content"), |out, text| {
+                    out.push_str("{\"output\": ");
+                    write_str(out, text, false);
+                    out.push('}');
+                })?;
+                out.push_str(EOT);
+            }
+        }
+    }
+    if input.add_generation_prompt {
+        header(&mut out, "assistant");
+    }
+    Some(out)
+}
+
+fn role(m: &Message) -> Option<&str> {
+    m.get("role")?.as_str()
+}
+
+fn header(out: &mut String, role: &str) {
+    out.push_str("<|start_header_id|>");
+    out.push_str(role);
+    out.push_str("<|end_header_id|>\n\n");
+}
+
+/// Python's `str.strip()`, as the environment's `trim` filter.
+fn trim(s: &str) -> &str {
+    s.trim_matches(py_space)
+}
+
+/// Writes a message's content as the template loops over it: a string once; for parts, each
+/// `text` part in order (other parts write nothing); for a null content (an empty part list
+/// after `render::messages`), nothing. `None` for shapes the template would fail on.
+fn push_text(
+    out: &mut String,
+    content: Option<&Value>,
+    mut write: impl FnMut(&mut String, &str),
+) -> Option<()> {
+    match content? {
+        Value::String(s) => write(out, s),
+        Value::Null => {}
+        Value::Array(parts) => {
+            for part in parts {
+                match part.get("type")?.as_str()? {
+                    "text" => write(out, part.get("text")?.as_str()?),
+                    _ => return None,
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Bytes a message adds to the prompt, near enough to allocate once.
+fn text_size(m: &Message) -> usize {
+    match m.get("content") {
+        Some(Value::String(s)) => s.len() + 48,
+        _ => 64,
+    }
+}
