@@ -39,7 +39,10 @@ pub fn warm() {
 
 /// Appends `ids` as a JSON array (`[1,2,3]`, no spaces, as serde_json writes it).
 pub fn write_u32_array(out: &mut Vec<u8>, ids: &[u32]) {
-    let (Some(_), false) = (ids.first(), ids.iter().any(|&id| id >= 1_000_000)) else {
+    // The largest ID by a fold the compiler vectorizes; `any` stops early, so it is compiled
+    // to a scalar loop, which cost a quarter of this function's time in the server profile.
+    let max = ids.iter().fold(0, |m, &id| m.max(id));
+    let (Some(_), false) = (ids.first(), max >= 1_000_000) else {
         // Empty, or an ID of 7+ digits (no vocabulary has one): the plain path.
         out.push(b'[');
         for (i, id) in ids.iter().enumerate() {
