@@ -3,9 +3,13 @@
 //! for statement.
 //!
 //! What the template does, and what this file mirrors:
-//! * `bos_token`, then a system block: `Cutting Knowledge Date: December 2023`, `Today Date: `
-//!   with `date_string` (a request kwarg, else today as `strftime_now("%d %b %Y")`), and the
-//!   first message's trimmed content when that message is a system message;
+//! * `bos_token`, then a system block: `Environment: ipython` when the request has `tools`,
+//!   `Cutting Knowledge Date: December 2023`, `Today Date: ` with `date_string` (a request
+//!   kwarg, else today as `strftime_now("%d %b %Y")`), and the first message's trimmed content
+//!   when that message is a system message (with tools and no system message, a fixed
+//!   tool-calling system prompt);
+//! * with tools, the next message becomes a user block listing each tool as
+//!   `tojson(indent=4)` before its trimmed text (`tools_in_user_message`, the default);
 //! * every other message in a header block with its role (any role) and trimmed content (the
 //!   trimmed text parts, concatenated, for content given as parts);
 //! * a message with a `tool_calls` key: `No tool calls found.` for an empty list, else an
@@ -13,14 +17,13 @@
 //! * `tool` and `ipython` messages in an `ipython` block holding `{"output": content}` as JSON;
 //! * the generation prompt.
 //!
-//! Requests with `tools` (the template moves them into the first user message), kwargs the
-//! template reads, and shapes it would raise on answer `None` and render through minijinja
-//! (see the parent).
+//! Kwargs the template reads and shapes it would raise on answer `None` and render through
+//! minijinja (see the parent).
 
 use super::NativeInput;
 use crate::protocol::Message;
 use crate::render::messages::convert_tool_calls;
-use crate::render::pyjson::{write_json, write_str};
+use crate::render::pyjson::{dumps, write_json, write_str, DumpOptions};
 use crate::render::template_env::{py_space, strftime_now};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -46,8 +49,11 @@ const TEMPLATE_NAMES: [&str; 13] = [
 
 const EOT: &str = "<|eot_id|>";
 
+const TOOLS_SYSTEM: &str = "You are a helpful assistant with tool calling capabilities. Only reply with a tool call if the function exists in the library provided by the user. If it doesn't exist, just reply directly in natural language. When you receive a tool call response, use the output to format an answer to the original user question.";
+const TOOLS_USER: &str = "Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": dictionary of argument name and its value}. Do not use variables.\n\n";
+
 pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
-    if input.kwargs_shadow(&TEMPLATE_NAMES) || input.tools.is_some() {
+    if input.kwargs_shadow(&TEMPLATE_NAMES) {
         return None;
     }
     let date = match input.kwargs.get("date_string") {
@@ -61,6 +67,9 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
 
     out.push_str(input.bos_token.unwrap_or_default());
     out.push_str("<|start_header_id|>system<|end_header_id|>\n\n");
+    if input.tools.is_some() {
+        out.push_str("Environment: ipython\n");
+    }
     out.push_str("Cutting Knowledge Date: December 2023\n");
     out.push_str("Today Date: ");
     out.push_str(&date);
@@ -73,9 +82,47 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
                 _ => return None,
             }
             messages = &messages[1..];
+        } else if input.tools.is_some() {
+            out.push_str(TOOLS_SYSTEM);
         }
     }
     out.push_str(EOT);
+
+    if let Some(tools) = input.tools {
+        // The first message left, whatever its role, carries the tools.
+        let (first, rest) = messages.split_first()?;
+        header(&mut out, "user");
+        out.push_str(TOOLS_USER);
+        let indent = DumpOptions {
+            indent: Some("    ".into()),
+            item_separator: ",".into(),
+            ..DumpOptions::default()
+        };
+        for tool in tools {
+            // The same conversion and printer as the template's `tojson(indent=4)`.
+            let value = minijinja::Value::from(minijinja::value::Serde(tool));
+            out.push_str(&dumps(&value, &indent).ok()?);
+            out.push_str("\n\n");
+        }
+        match first.get("content")? {
+            Value::String(s) => out.push_str(trim(s)),
+            // Text parts, trimmed, joined with newlines (other parts are left out).
+            Value::Array(parts) => {
+                let mut texts = Vec::with_capacity(parts.len());
+                for part in parts {
+                    if part.get("type").and_then(Value::as_str) == Some("text") {
+                        texts.push(trim(part.get("text")?.as_str()?));
+                    } else {
+                        return None;
+                    }
+                }
+                out.push_str(&texts.join("\n"));
+            }
+            _ => return None,
+        }
+        out.push_str(EOT);
+        messages = rest;
+    }
 
     for (i, m) in messages.iter().enumerate() {
         let i = i + input.messages.len() - messages.len();
