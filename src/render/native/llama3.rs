@@ -106,6 +106,8 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
         }
         match first.get("content")? {
             Value::String(s) => out.push_str(trim(s)),
+            // An empty part list after `render::messages`: no text.
+            Value::Null => {}
             // Text parts, trimmed, joined with newlines (other parts are left out).
             Value::Array(parts) => {
                 let mut texts = Vec::with_capacity(parts.len());
