@@ -289,6 +289,7 @@ proptest! {
             "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "function", "\n```json\n",
             "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "functions.f:0",
             "<|tool_call_argument_begin|>", "<|tool_call_end|>", "null", "True", "'", "abc",
+            "1__0", "0x1F", "007", "1_0.5e1", "-0b1",
         ][..]), 0..24),
         sizes in prop::collection::vec(1usize..9, 1..5),
     ) {
