@@ -7,6 +7,7 @@
 //! they resolve, and nothing is lost at the end of the stream.
 
 pub mod pyjson;
+pub mod pystr;
 mod reasoning;
 mod registry;
 pub mod tool;

@@ -15,6 +15,7 @@
 //! With none accepted, the text parsed as JSON if it is, else the text as a string.
 
 use crate::pyjson::{dumps, dumps_str, py_float_repr};
+use crate::pystr::{ascii_digits, py_space};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -126,7 +127,8 @@ pub(crate) fn coerce(text: &str, types: Types) -> String {
                     py_float_repr(f)
                 })
             }),
-            Types::BOOLEAN => match text.to_lowercase().trim() {
+            // `value.lower().strip()`: Python's whitespace.
+            Types::BOOLEAN => match text.to_lowercase().trim_matches(py_space) {
                 "true" | "1" => Some("true".into()),
                 "false" | "0" => Some("false".into()),
                 _ => None,
@@ -162,9 +164,10 @@ fn without_separators(s: &str) -> Option<std::borrow::Cow<'_, str>> {
 }
 
 /// Python's `int(text)` as decimal digits, or `None` where it raises: surrounding
-/// whitespace, an optional sign, ASCII digits.
+/// whitespace, an optional sign, decimal digits of any script.
 fn py_int(text: &str) -> Option<String> {
-    let s = without_separators(text.trim())?;
+    let s = ascii_digits(text.trim());
+    let s = without_separators(&s)?;
     let (negative, digits) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
@@ -182,9 +185,9 @@ fn py_int(text: &str) -> Option<String> {
 }
 
 /// Python's `float(text)`: Rust's parser, which reads the same forms (`1e5`, `.5`, `5.`,
-/// `inf`, `nan`), once Python's digit separators are removed.
+/// `inf`, `nan`), once digits are ASCII and Python's digit separators are removed.
 fn py_float(text: &str) -> Option<f64> {
-    without_separators(text.trim())?.parse().ok()
+    without_separators(&ascii_digits(text.trim()))?.parse().ok()
 }
 
 /// Python's `int(f)` of a finite float without fraction, in full: `1e20` →
@@ -299,6 +302,14 @@ mod tests {
             ("[1, 2.0]", o, "[1, 2.0]"),
             ("[1e999]", o, "\"[1e999]\""),
             ("Paris", s, "\"Paris\""),
+            ("３", i, "3"),
+            (" ３ ", i, "3"),
+            ("１_０", i, "10"),
+            ("𝟗", i, "9"),
+            ("٣.٥", n, "3.5"),
+            ("１e２", n, "100"),
+            ("\u{1c}5", i, "\"\\u001c5\""),
+            ("\u{1c}true\u{1f}", b, "true"),
         ] {
             assert_eq!(coerce(text, ty), want, "{text:?} as {ty:?}");
         }

@@ -5,11 +5,7 @@
 use minijinja::value::{Kwargs, Rest, Value};
 use minijinja::{Error, ErrorKind, State};
 
-/// Python's whitespace (`str.isspace`, what `str.strip()` and `str.split()` drop): Unicode's
-/// White_Space, as Rust's `char::is_whitespace`, plus U+001C–U+001F.
-pub fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
+pub use llm_render_parsers::pystr::py_space;
 
 /// String methods with Python's whitespace where pycompat uses Rust's (`"\x1fa".strip()` is
 /// `"a"` in Python); everything else is `minijinja_contrib::pycompat`.
