@@ -39,11 +39,38 @@ pub fn warm() {
 
 /// Appends `ids` as a JSON array (`[1,2,3]`, no spaces, as serde_json writes it).
 pub fn write_u32_array(out: &mut Vec<u8>, ids: &[u32]) {
-    // The largest ID by a fold the compiler vectorizes; `any` stops early, so it is compiled
-    // to a scalar loop, which cost a quarter of this function's time in the server profile.
-    let max = ids.iter().fold(0, |m, &id| m.max(id));
-    let (Some(_), false) = (ids.first(), max >= 1_000_000) else {
-        // Empty, or an ID of 7+ digits (no vocabulary has one): the plain path.
+    let bits = or_all(ids);
+    match <&[u64; TABLE_IDS]>::try_from(table()) {
+        Ok(table) if (bits as usize) < TABLE_IDS => {
+            // In range by the check above; the mask lets the compiler drop the bounds check.
+            write_packed(out, ids, |id| table[id as usize & (TABLE_IDS - 1)]);
+        }
+        _ => write_large(out, ids),
+    }
+}
+
+/// The OR of all `ids`: below 2^k, every ID is. Eight lanes at a time, which the compiler
+/// turns into vector ORs on baseline x86-64; a plain `fold` stayed one ID per instruction, and
+/// a `max` (no packed unsigned max before SSE4.1) or an early-exit `any` too, which cost a
+/// quarter of `write_u32_array`'s time in a server profile.
+fn or_all(ids: &[u32]) -> u32 {
+    let mut lanes = [0u32; 8];
+    let mut chunks = ids.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (lane, id) in lanes.iter_mut().zip(chunk) {
+            *lane |= id;
+        }
+    }
+    lanes
+        .iter()
+        .chain(chunks.remainder())
+        .fold(0, |a, &b| a | b)
+}
+
+/// [`write_u32_array`] for IDs beyond the table (vocabularies over 2^18 tokens).
+fn write_large(out: &mut Vec<u8>, ids: &[u32]) {
+    if ids.iter().any(|&id| id >= 1_000_000) {
+        // An ID of 7+ digits (no vocabulary has one): the plain path.
         out.push(b'[');
         for (i, id) in ids.iter().enumerate() {
             if i > 0 {
@@ -53,20 +80,37 @@ pub fn write_u32_array(out: &mut Vec<u8>, ids: &[u32]) {
         }
         out.push(b']');
         return;
-    };
+    }
     let table = table();
+    write_packed(out, ids, |id| {
+        table.get(id as usize).copied().unwrap_or_else(|| pack(id))
+    });
+}
+
+/// Writes `[`, each ID's packed `digits,` (see [`pack`]) and `]`, for IDs below 10^6.
+fn write_packed(out: &mut Vec<u8>, ids: &[u32], packed: impl Fn(u32) -> u64) {
     out.push(b'[');
+    if ids.is_empty() {
+        out.push(b']');
+        return;
+    }
     let start = out.len();
     // Every ID is at most 6 digits + comma, written as one 8-byte store; the slack byte of
     // each store is overwritten by the next one or cut by the truncate below.
     out.resize(start + ids.len() * 7 + 1, 0);
     let buf = &mut out[start..];
+    let dst = buf.as_mut_ptr();
     let mut pos = 0;
     for &id in ids {
-        let v = table.get(id as usize).copied().unwrap_or_else(|| pack(id));
-        buf[pos..pos + 8].copy_from_slice(&v.to_le_bytes());
-        pos += (v >> 56) as usize;
+        let v = packed(id);
+        // SAFETY: `pos` grows by at most 7 per ID (the length byte is masked), so before the
+        // i-th of n IDs `pos + 8 <= 7 * i + 8 <= 7 * n + 1 == buf.len()`. The unchecked store
+        // takes a quarter off this loop (`token_ids_json/fast_json`: 8.1 → 6.0 µs for 10,140
+        // IDs); the bounds check of `buf[pos..pos + 8]` was two compares and branches per ID.
+        unsafe { std::ptr::write_unaligned(dst.add(pos).cast::<u64>(), v.to_le()) };
+        pos += ((v >> 56) & 7) as usize;
     }
+    debug_assert!(pos < buf.len());
     // `pos` is past the last comma: replace it with the closing bracket.
     out.truncate(start + pos);
     if let Some(last) = out.last_mut() {
