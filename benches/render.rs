@@ -106,6 +106,9 @@ fn load_model_with(
 }
 
 fn bench(c: &mut Criterion) {
+    // And its allocator setting: freed memory kept for reuse (`--memory-release-ms -1`), so
+    // the caches' allocations do not page-fault here where the server's do not.
+    llm_render::server::memory::set_release_delay(-1);
     let (Some(cold), Some(warm)) = (load(0), load(256 << 20)) else {
         eprintln!("cannot load fixtures/models/qwen3");
         return;
