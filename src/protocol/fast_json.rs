@@ -299,5 +299,18 @@ mod tests {
             })
             .collect();
         check(&random);
+        // Short arrays of every length mixing the table's range, 6-digit IDs past it and
+        // 7+ digit IDs: each path, and the unchecked stores at the ends of the buffer.
+        for n in 0..200 {
+            for range in [10, 262_144, 1_000_000, u32::MAX] {
+                let ids: Vec<u32> = (0..n)
+                    .map(|_| {
+                        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                        x % range
+                    })
+                    .collect();
+                check(&ids);
+            }
+        }
     }
 }
