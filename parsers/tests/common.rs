@@ -16,6 +16,7 @@ pub fn schemas() -> Arc<ToolSchemas> {
         json!({"type": "function", "function": {"name": "write_file", "parameters": {
             "type": "object", "properties": {
                 "path": {"type": "string"}, "content": {"type": "string"}}}}}),
+        json!({"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}),
     ];
     Arc::new(ToolSchemas::from_tools(&tools))
 }

@@ -173,6 +173,14 @@ const CASES: &[Case] = &[
         "",
         &[("now", "{}")],
     ),
+    // A call to a tool the request does not declare is dropped, text and all (vLLM's
+    // `validate_tool_names`); the calls around it are kept.
+    (
+        "glm45",
+        "a<tool_call>launch\n<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>b<tool_call>now</tool_call>",
+        "ab",
+        &[("now", "{}")],
+    ),
     // --- pythonic ---
     (
         "pythonic",

@@ -173,6 +173,12 @@ impl ToolSchemas {
         ToolSchemas { types }
     }
 
+    /// Whether a call to `name` may be sent: the request declares that tool, or declares none
+    /// (vLLM's `_is_valid_tool_name`, for the parsers that validate names).
+    pub fn allows(&self, name: &str) -> bool {
+        self.types.is_empty() || self.types.contains_key(name)
+    }
+
     /// The declared types of a parameter; `None` when the tool or the parameter is not
     /// declared.
     pub fn param_types(&self, tool: &str, param: &str) -> Option<Types> {

@@ -7,7 +7,8 @@
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM
 //! 0.33's `qwen3_coder` and `glm45` parsers type them (see [`super::coerce`]); undeclared
-//! parameters stay strings. qwen3_coder drops one newline after the opening tag and one
+//! parameters stay strings. glm45 drops a call to a tool the request does not declare, as
+//! vLLM's does. qwen3_coder drops one newline after the opening tag and one
 //! before the closing tag. The arguments are serialized as Python's `json.dumps` writes them
 //! (`{"city": "Paris", "days": 3}`), so the streamed string equals vLLM's. qwen3_coder's
 //! values of parameters that can only be strings stream character by character; other values
@@ -83,7 +84,7 @@ enum Mode {
     /// Between a key and its `<arg_value>` (glm45).
     BeforeValue,
     Value,
-    /// After `</function>`, up to `</tool_call>`.
+    /// After `</function>` (or a glm45 call to an undeclared tool), up to `</tool_call>`.
     AfterFunc,
     /// After a call: whitespace is dropped before another call or at the end, and is
     /// content before other text.
@@ -316,6 +317,14 @@ impl Scan for XmlParser {
                     // The end of the name is consumed unless it starts what follows.
                     if end == ">" || end == "\n" {
                         i += end.len();
+                    }
+                    if self.family == XmlFamily::Glm45 && !self.schemas.allows(&name) {
+                        // vLLM's glm45 (`validate_tool_names`) drops a call to a tool the
+                        // request does not declare, text and all, in both of its paths.
+                        self.pending.clear();
+                        self.token.clear();
+                        self.mode = Mode::AfterFunc;
+                        continue;
                     }
                     self.calls += 1;
                     self.params = 0;
