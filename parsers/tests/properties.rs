@@ -163,6 +163,10 @@ fn render(
             }
             out.push_str(se);
             out.push_str(after);
+            if family == "kimi_k2" {
+                // vLLM's kimi_k2 drops text after the calls section.
+                content = before.to_string();
+            }
         }
         "qwen3_coder" => {
             out.push_str(before);

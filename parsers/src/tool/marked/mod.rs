@@ -327,6 +327,10 @@ impl ToolParser for MarkedParser {
         if self.committed {
             self.end_call(out);
         }
+        if self.family == MarkedFamily::KimiK2 && self.mode == Mode::Section {
+            // Inside kimi_k2's tool preamble (see `step_section`): nothing more is content.
+            self.pending.clear();
+        }
         // An unfinished call header is content.
         out.content.push_str(&self.pending);
         self.pending.clear();

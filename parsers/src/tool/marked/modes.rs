@@ -104,6 +104,12 @@ impl MarkedParser {
                 self.mode = Mode::Name;
                 Flow::Next(i + spec.call_start.len())
             }
+            (_, Mark::Yes) if self.family == MarkedFamily::KimiK2 => {
+                // vLLM's kimi_k2 engine stays in its tool preamble once a section opens: text
+                // after the section is dropped, and later calls are still read.
+                self.pending.clear();
+                Flow::Next(i + section_end.len())
+            }
             (_, Mark::Yes) => {
                 if !self.pending.is_empty() {
                     // A section with no call in it: keep it as content.
@@ -115,6 +121,11 @@ impl MarkedParser {
                 Flow::Next(i + section_end.len())
             }
             (Mark::Partial, _) | (_, Mark::Partial) => Flow::Stop(i),
+            (Mark::No, Mark::No) if self.family == MarkedFamily::KimiK2 => {
+                // Other text in the preamble is dropped too.
+                self.pending.clear();
+                Flow::Next(i + c.len_utf8())
+            }
             (Mark::No, Mark::No) => {
                 self.malformed(out);
                 Flow::Next(i)

@@ -1,9 +1,10 @@
-//! The glm45 parser against vLLM 0.33's own (`Glm47MoeModelToolParser`, what
-//! `--tool-call-parser glm45` selects), called in process on GLM-format outputs
-//! (`scripts/gen_glm45_goldens.py`; there is no GLM tokenizer among the fixtures, so the
-//! comparison is at the text level, where these parsers work). Each case is parsed one shot
-//! and in every chunking; where vLLM's non-stream and stream results agree, ours must equal
-//! them, and the cases where they differ are listed with the side we take.
+//! Tool parsers against vLLM 0.33's own parser classes, called in process
+//! (`scripts/gen_tool_parser_direct_goldens.py`): glm45 and kimi_k2, whose models have no
+//! fixture tokenizer, and deepseek_v3/deepseek_v31 (non-stream only; see the script). The
+//! comparison is at the text level, where these parsers work. Each case is parsed one shot
+//! and in every chunking; where vLLM's results agree (or only the non-stream one was
+//! recorded), ours must equal them; the cases where vLLM's paths differ, or where we keep to
+//! the other parsers' behaviour, are listed with the result we give and why.
 
 mod common;
 use common::chunkings;
@@ -11,9 +12,18 @@ use llm_render_parsers::{tool_parser, Parsed, ToolParser, ToolSchemas};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// (case id, our result as (content, [(name, arguments)]), why)
-const VLLM_DISAGREES: &[(&str, &str, &[(&str, &str)], &str)] = &[
+/// (parser, case id, our result as (content, [(name, arguments)]), why)
+type Listed = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+const VLLM_DISAGREES: &[Listed] = &[
     (
+        "glm45",
         "typed",
         "I'll check.\n",
         &[(
@@ -23,6 +33,7 @@ const VLLM_DISAGREES: &[(&str, &str, &[(&str, &str)], &str)] = &[
         "content before a call keeps its trailing newline, as vLLM streams it; its non-stream strips it",
     ),
     (
+        "glm45",
         "text_after",
         "\nDone.",
         &[("now", "{}")],
@@ -30,6 +41,7 @@ const VLLM_DISAGREES: &[(&str, &str, &[(&str, &str)], &str)] = &[
          non-stream the whole text",
     ),
     (
+        "glm45",
         "repeated_key",
         "",
         &[("get_weather", r#"{"city": "A", "city": "B"}"#)],
@@ -37,11 +49,21 @@ const VLLM_DISAGREES: &[(&str, &str, &[(&str, &str)], &str)] = &[
          the first; ours streams both, which JSON readers take as the last value",
     ),
     (
+        "glm45",
         "unclosed",
         "",
         &[("get_weather", r#"{"city": "Par"}"#)],
         "output cut off inside a value: vLLM's stream leaves the string open, its non-stream \
          drops the value; ours closes what was streamed",
+    ),
+    (
+        "deepseek_v31",
+        "text_after",
+        " done",
+        &[("now", "{}")],
+        "text after the calls block is content, as vLLM's deepseek_v3 non-stream keeps it; its \
+         deepseek_v31 non-stream keeps only the text before the calls (its stream is not \
+         recorded, see the script)",
     ),
 ];
 
@@ -53,9 +75,9 @@ fn result(content: &str, calls: &[(String, String)]) -> Value {
     json!({"content": content, "calls": calls})
 }
 
-fn parse(schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
-    let Some(mut p) = tool_parser("glm45", schemas.clone()) else {
-        panic!("no glm45 parser");
+fn parse(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
+    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
+        panic!("no parser {parser}");
     };
     let mut out = Parsed::default();
     for c in chunks {
@@ -71,43 +93,52 @@ fn parse(schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
 }
 
 #[test]
-fn glm45_matches_vllm() {
+fn parsers_match_vllm_in_process() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../fixtures/goldens/derender/glm45.jsonl"
+        "/../fixtures/goldens/derender/tool_parsers_direct.jsonl"
     );
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let cases: Vec<Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    assert!(cases.len() >= 15, "{path}: {} cases", cases.len());
+    assert!(cases.len() >= 34, "{path}: {} cases", cases.len());
     let (mut agreed, mut listed) = (0, 0);
     for case in &cases {
+        let parser = case["parser"].as_str().unwrap_or_default();
         let id = case["id"].as_str().unwrap_or_default();
         let tools: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
         let schemas = Arc::new(ToolSchemas::from_tools(&tools));
         let output = case["text"].as_str().unwrap_or_default();
-        let ours = parse(&schemas, &[output]);
+        let ours = parse(parser, &schemas, &[output]);
         for chunks in chunkings(output) {
-            assert_eq!(parse(&schemas, &chunks), ours, "{id}: chunked {chunks:?}");
+            assert_eq!(
+                parse(parser, &schemas, &chunks),
+                ours,
+                "{parser}/{id}: chunked {chunks:?}"
+            );
         }
         let (vs, vn) = (&case["stream"], &case["nonstream"]);
-        if vs == vn {
-            assert_eq!(&ours, vn, "{id}: differs from vLLM");
+        let listing = VLLM_DISAGREES
+            .iter()
+            .find(|(p, c, ..)| *p == parser && *c == id);
+        let Some((.., content, calls, _)) = listing else {
+            assert!(
+                vs.is_null() || vs == vn,
+                "{parser}/{id}: vLLM's stream {vs} and non-stream {vn} differ; list the case"
+            );
+            assert_eq!(&ours, vn, "{parser}/{id}: differs from vLLM");
             agreed += 1;
             continue;
-        }
-        let Some((_, content, calls, _)) = VLLM_DISAGREES.iter().find(|(c, ..)| *c == id) else {
-            panic!("{id}: vLLM's stream {vs} and non-stream {vn} differ; list the case");
         };
         let calls: Vec<(String, String)> = calls
             .iter()
             .map(|(n, a)| (n.to_string(), a.to_string()))
             .collect();
-        assert_eq!(ours, result(content, &calls), "{id}");
+        assert_eq!(ours, result(content, &calls), "{parser}/{id}");
         listed += 1;
     }
     assert_eq!(listed, VLLM_DISAGREES.len());
-    assert!(agreed >= 11, "{agreed} cases where vLLM agrees with itself");
+    assert!(agreed >= 29, "{agreed} cases where vLLM agrees with itself");
 }
