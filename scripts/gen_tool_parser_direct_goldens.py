@@ -13,7 +13,9 @@ that has arguments (its derender path starts the GLM engine in another state tha
 API does), hence this script.
 One JSON line per case: {"parser", "id", "text", "tools", "nonstream", "stream"} (`stream`
 null where it could not be recorded faithfully, see SUITES), each result
-{"content", "calls": [{"name", "arguments"}]}. The parsers are text state machines, so
+{"content", "calls": [{"name", "arguments"}]}; for reasoning parsers (deepseek_r1, on Qwen3's
+vocabulary, which has the `<think>` tokens) {"reasoning_parser", "id", "text", "nonstream",
+"stream"} with results {"content", "reasoning"}. The parsers are text state machines, so
 `parsers/tests/vllm_direct_goldens.rs` compares at the text level.
 
 Usage: bench-peers/vllmenv/bin/python scripts/gen_tool_parser_direct_goldens.py \
@@ -155,10 +157,61 @@ def run_suite(out, parser, model, added, with_stream, cases):
         shutil.rmtree(d, ignore_errors=True)
 
 
+DEEPSEEK_R1 = [
+    ("think_then_answer", "<think>\nThe user wants Paris.\n</think>\n\nIt is mild."),
+    ("no_start_tag", "Thinking without a start tag.</think>The answer."),
+    ("never_closed", "Still thinking about"),
+    ("text_before_start", "Preamble <think>inner</think>after"),
+    ("empty_answer", "<think>only thoughts</think>"),
+    ("two_ends", "a</think>b</think>c"),
+    ("unicode", "思考 🤔</think>答え"),
+]
+
+# (reasoning parser, fixture model, cases): Qwen3's vocabulary has `<think>` tokens.
+REASONING_SUITES = [("deepseek_r1", "qwen3", DEEPSEEK_R1), ("qwen3", "qwen3", DEEPSEEK_R1)]
+
+
+def run_reasoning_suite(out, parser, model, cases):
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tokenizers import get_tokenizer
+
+    cls = ReasoningParserManager.get_reasoning_parser(parser)
+    d = model_dir(model, [])
+    try:
+        tok = get_tokenizer(d)
+        req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}])
+        for cid, text in cases:
+            reasoning, content = cls(tok).extract_reasoning(text, req)
+            nonstream = {"content": content or "", "reasoning": reasoning or ""}
+            p = cls(tok)
+            ids = tok.encode(text, add_special_tokens=False)
+            sc, sr, prev_text, prev_ids = "", "", "", []
+            for i in range(len(ids)):
+                cur_ids = ids[: i + 1]
+                cur_text = tok.decode(cur_ids)
+                if cur_text.endswith("\ufffd") and i + 1 < len(ids):
+                    continue
+                dm = p.extract_reasoning_streaming(prev_text, cur_text, cur_text[len(prev_text):],
+                                                   prev_ids, cur_ids, ids[len(prev_ids) : i + 1])
+                if dm is not None:
+                    sc += dm.content or ""
+                    sr += dm.reasoning or ""
+                prev_text, prev_ids = cur_text, cur_ids
+            stream = {"content": sc, "reasoning": sr}
+            out.write(json.dumps({"reasoning_parser": parser, "id": cid, "text": text,
+                                  "nonstream": nonstream, "stream": stream}, ensure_ascii=False) + "\n")
+            print(parser, cid, "same" if nonstream == stream else "stream != nonstream", flush=True)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     out = open(sys.argv[1], "w")
     for parser, model, added, with_stream, cases in SUITES:
         run_suite(out, parser, model, added, with_stream, cases)
+    for parser, model, cases in REASONING_SUITES:
+        run_reasoning_suite(out, parser, model, cases)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,15 @@ impl TagReasoningParser {
                         .implicit_end
                         .as_deref()
                         .and_then(|m| self.held.find(m));
+                    // A start tag inside reasoning is dropped, as vLLM's parsers drop it
+                    // (`deepseek_r1` streaming; the engine's REASONING + THINK_START).
+                    if let Some(s) = self.held.find(self.spec.start.as_str()) {
+                        if end.is_none_or(|e| s < e) && implicit.is_none_or(|i| s < i) {
+                            out.reasoning.push_str(&self.held[..s]);
+                            self.held.drain(..s + self.spec.start.len());
+                            continue;
+                        }
+                    }
                     match (end, implicit) {
                         (Some(e), i) if i.is_none_or(|i| e <= i) => {
                             out.reasoning.push_str(&self.held[..e]);
@@ -120,14 +129,29 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
-                    let keep = partial_suffix(&self.held, &self.spec.end).max(
-                        self.spec
-                            .implicit_end
-                            .as_deref()
-                            .map_or(0, |m| partial_suffix(&self.held, m)),
-                    );
+                    let keep = partial_suffix(&self.held, &self.spec.end)
+                        .max(partial_suffix(&self.held, &self.spec.start))
+                        .max(
+                            self.spec
+                                .implicit_end
+                                .as_deref()
+                                .map_or(0, |m| partial_suffix(&self.held, m)),
+                        );
                     let emit = self.held.len() - keep;
                     out.reasoning.push_str(&self.held[..emit]);
+                    self.held.drain(..emit);
+                    return;
+                }
+                Mode::Content if self.spec.starts_in_reasoning => {
+                    // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
+                    // engine drops it ("absorb duplicate </think>") and its deepseek_r1 stream.
+                    let end = self.spec.end.as_str();
+                    while let Some(e) = self.held.find(end) {
+                        out.content.push_str(&self.held[..e]);
+                        self.held.drain(..e + end.len());
+                    }
+                    let emit = self.held.len() - partial_suffix(&self.held, end);
+                    out.content.push_str(&self.held[..emit]);
                     self.held.drain(..emit);
                     return;
                 }

@@ -27,11 +27,12 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "\n\nIt is 4.",
     ),
     ("qwen3", "  <think>x</think>y", "x", "y"),
-    // vLLM 0.33's qwen3: thinking on means the output starts in reasoning.
+    // vLLM 0.33's qwen3: thinking on means the output starts in reasoning; a `<think>` inside
+    // reasoning and a `</think>` after it are dropped.
     (
         "qwen3",
-        "No start tag, <think> mid-text is text.</think>Then content.",
-        "No start tag, <think> mid-text is text.",
+        "No start tag, <think> mid-text is dropped.</think>Then content.</think>",
+        "No start tag,  mid-text is dropped.",
         "Then content.",
     ),
     // ... and `<tool_call>` ends reasoning too, staying for the tool parser.

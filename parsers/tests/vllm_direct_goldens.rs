@@ -1,6 +1,7 @@
-//! Tool parsers against vLLM 0.33's own parser classes, called in process
+//! Tool and reasoning parsers against vLLM 0.33's own parser classes, called in process
 //! (`scripts/gen_tool_parser_direct_goldens.py`): glm45 and kimi_k2, whose models have no
-//! fixture tokenizer, and deepseek_v3/deepseek_v31 (non-stream only; see the script). The
+//! fixture tokenizer, deepseek_v3/deepseek_v31 (non-stream only; see the script), and the
+//! deepseek_r1 and qwen3 reasoning parsers. The
 //! comparison is at the text level, where these parsers work. Each case is parsed one shot
 //! and in every chunking; where vLLM's results agree (or only the non-stream one was
 //! recorded), ours must equal them; the cases where vLLM's paths differ, or where we keep to
@@ -8,7 +9,9 @@
 
 mod common;
 use common::chunkings;
-use llm_render_parsers::{tool_parser, Parsed, ToolParser, ToolSchemas};
+use llm_render_parsers::{
+    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
+};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -101,7 +104,8 @@ fn parsers_match_vllm_in_process() {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let cases: Vec<Value> = text
         .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|c| c.get("parser").is_some())
         .collect();
     assert!(cases.len() >= 34, "{path}: {} cases", cases.len());
     let (mut agreed, mut listed) = (0, 0);
@@ -141,4 +145,84 @@ fn parsers_match_vllm_in_process() {
     }
     assert_eq!(listed, VLLM_DISAGREES.len());
     assert!(agreed >= 29, "{agreed} cases where vLLM agrees with itself");
+}
+
+/// (reasoning parser, case id, our (reasoning, content), why)
+const VLLM_REASONING_DISAGREES: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "deepseek_r1",
+        "text_before_start",
+        "Preamble inner",
+        "after",
+        "text before a `<think>` the model writes is reasoning, as vLLM streams it (R1 starts \
+         in reasoning); its non-stream drops it",
+    ),
+    (
+        "deepseek_r1",
+        "two_ends",
+        "a",
+        "bc",
+        "a second `</think>` is dropped, as vLLM's deepseek_r1 streams it and its qwen3 parser \
+         does in both paths; its deepseek_r1 non-stream keeps the tag",
+    ),
+];
+
+fn reason(parser: &str, chunks: &[&str]) -> Value {
+    let Some(mut p) = reasoning_parser(parser) else {
+        panic!("no reasoning parser {parser}");
+    };
+    let mut out = Split::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    json!({"content": out.content, "reasoning": out.reasoning})
+}
+
+#[test]
+fn reasoning_parsers_match_vllm_in_process() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/goldens/derender/tool_parsers_direct.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let cases: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|c| c.get("reasoning_parser").is_some())
+        .collect();
+    assert!(cases.len() >= 14, "{path}: {} reasoning cases", cases.len());
+    let mut listed = 0;
+    for case in &cases {
+        let parser = case["reasoning_parser"].as_str().unwrap_or_default();
+        let id = case["id"].as_str().unwrap_or_default();
+        let output = case["text"].as_str().unwrap_or_default();
+        let ours = reason(parser, &[output]);
+        for chunks in chunkings(output) {
+            assert_eq!(
+                reason(parser, &chunks),
+                ours,
+                "{parser}/{id}: chunked {chunks:?}"
+            );
+        }
+        let (vs, vn) = (&case["stream"], &case["nonstream"]);
+        match VLLM_REASONING_DISAGREES
+            .iter()
+            .find(|(p, c, ..)| *p == parser && *c == id)
+        {
+            Some((.., reasoning, content, _)) => {
+                assert_eq!(
+                    ours,
+                    json!({"content": content, "reasoning": reasoning}),
+                    "{parser}/{id}"
+                );
+                listed += 1;
+            }
+            None => {
+                assert_eq!(vs, vn, "{parser}/{id}: vLLM's paths differ; list the case");
+                assert_eq!(&ours, vn, "{parser}/{id}: differs from vLLM");
+            }
+        }
+    }
+    assert_eq!(listed, VLLM_REASONING_DISAGREES.len());
 }
