@@ -78,6 +78,24 @@ KIMI_K2 = [
     ("empty_section", f"a{KB}{KE}b"),
 ]
 
+# Edge cases for the parsers the HTTP goldens (gen_tool_parser_goldens.py) cover.
+HERMES = [
+    ("ws_before", "\n\n<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"),
+    ("text_after", "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>\nDone."),
+    ("undeclared_tool", "<tool_call>\n{\"name\": \"launch\", \"arguments\": {\"x\": 1}}\n</tool_call>"),
+    ("between_calls", "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call> and <tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"),
+]
+QWEN3_CODER = [
+    ("ws_before", "\n\n<tool_call>\n<function=now>\n</function>\n</tool_call>"),
+    ("text_after", "<tool_call>\n<function=now>\n</function>\n</tool_call>\nDone."),
+    ("undeclared_tool", "<tool_call>\n<function=launch>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"),
+]
+PYTHONIC = [
+    ("text_after", "[now()] done"),
+    ("undeclared_tool", "[launch(x=1)]"),
+    ("nested", "[get_weather(opts={'a': (1, 2), 'b': [True, None]})]"),
+]
+
 # (parser, fixture model, tokens added to it, whether to record the stream, cases). vLLM's
 # get_tokenizer loads the DeepSeek-V3 fixture (it has no config.json) with a decoder that
 # drops spaces and turns `▁` into one, so its streamed text here is not what vLLM streams:
@@ -87,6 +105,9 @@ SUITES = [
     ("deepseek_v3", "deepseek_v3", [], False, DEEPSEEK_V3),
     ("deepseek_v31", "deepseek_v3", [], False, DEEPSEEK_V31),
     ("kimi_k2", "qwen3", KIMI_TOKENS, True, KIMI_K2),
+    ("hermes", "qwen3", [], True, HERMES),
+    ("qwen3_coder", "qwen3", [], True, QWEN3_CODER),
+    ("pythonic", "llama3_1", [], True, PYTHONIC),
 ]
 
 

@@ -110,6 +110,8 @@ fn render(
                 .collect();
             out.push_str(&blocks.join("\n"));
             out.push_str(after);
+            // vLLM's hermes drops text after the calls.
+            content = before.to_string();
         }
         "llama3_json" => {
             out.push_str(before);

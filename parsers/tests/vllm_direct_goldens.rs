@@ -38,10 +38,18 @@ const VLLM_DISAGREES: &[Listed] = &[
     (
         "glm45",
         "text_after",
-        "\nDone.",
+        "Done.",
         &[("now", "{}")],
-        "text after the last call is content as written; vLLM's stream drops the newline, its \
-         non-stream the whole text",
+        "text after the last call is content without its leading newline, as vLLM's engine \
+         streams it; its non-stream drops the whole text",
+    ),
+    (
+        "qwen3_coder",
+        "text_after",
+        "Done.",
+        &[("now", "{}")],
+        "text after the last call is content without its leading newline, as vLLM's engine \
+         streams it; its non-stream drops the whole text",
     ),
     (
         "glm45",
@@ -58,6 +66,15 @@ const VLLM_DISAGREES: &[Listed] = &[
         &[("get_weather", r#"{"city": "Par"}"#)],
         "output cut off inside a value: vLLM's stream leaves the string open, its non-stream \
          drops the value; ours closes what was streamed",
+    ),
+    (
+        "pythonic",
+        "text_after",
+        " done",
+        &[("now", "{}")],
+        "text after the call list: vLLM's non-stream keeps the whole output as content (it is \
+         not a list), its stream sends the call and drops the text; ours sends the call and \
+         keeps the text",
     ),
     (
         "deepseek_v31",

@@ -109,6 +109,12 @@ pub struct XmlParser {
     /// opening quote was sent.
     lead_done: bool,
     opened: bool,
+    /// Content has had a non-whitespace character (see [`XmlParser::push_content`]).
+    #[serde(default)]
+    text_seen: bool,
+    /// Whitespace-only content held until it is known whether a call follows.
+    #[serde(default)]
+    held_ws: String,
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
 }
@@ -144,6 +150,8 @@ impl XmlParser {
             params: 0,
             lead_done: false,
             opened: false,
+            text_seen: false,
+            held_ws: String::new(),
             schemas,
         }
     }
@@ -158,9 +166,30 @@ impl XmlParser {
     }
 
     fn malformed(&mut self, out: &mut Parsed) {
-        out.content.push_str(&self.pending);
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.push_content(&pending, out);
         self.mode = Mode::Content;
+    }
+
+    /// Appends content as vLLM 0.33's parser engine streams it (`qwen3_coder` and `glm45` run
+    /// on it, `drop_whitespace_only_content_before_tools`): until content has a non-whitespace
+    /// character, whitespace is held, sent with the text that follows it, and dropped once a
+    /// call has started (`"\n\n<tool_call>…"` has no content, and text after a call loses its
+    /// leading newline). At the end, held whitespace is content only if no call was made.
+    fn push_content(&mut self, text: &str, out: &mut Parsed) {
+        if self.text_seen {
+            out.content.push_str(text);
+            return;
+        }
+        let rest = text.trim_start_matches(crate::pystr::py_space);
+        if self.calls == 0 {
+            self.held_ws.push_str(&text[..text.len() - rest.len()]);
+        }
+        if !rest.is_empty() {
+            out.content.push_str(&std::mem::take(&mut self.held_ws));
+            out.content.push_str(rest);
+            self.text_seen = true;
+        }
     }
 
     /// The declared types of the parameter being read; an undeclared one is a string (vLLM
@@ -242,7 +271,7 @@ impl Scan for XmlParser {
             match self.mode {
                 Mode::Content => match rest.find(spec.call_start) {
                     Some(at) => {
-                        out.content.push_str(&rest[..at]);
+                        self.push_content(&rest[..at], out);
                         self.pending.push_str(spec.call_start);
                         i += at + spec.call_start.len();
                         self.token.clear();
@@ -258,7 +287,7 @@ impl Scan for XmlParser {
                         } else {
                             crate::partial_suffix(rest, spec.call_start)
                         };
-                        out.content.push_str(&rest[..rest.len() - keep]);
+                        self.push_content(&rest[..rest.len() - keep], out);
                         return i + rest.len() - keep;
                     }
                 },
@@ -329,6 +358,7 @@ impl Scan for XmlParser {
                     self.calls += 1;
                     self.params = 0;
                     self.pending.clear();
+                    self.held_ws.clear();
                     self.token.clear();
                     out.start_call(self.index(), name.clone(), None);
                     self.name = name;
@@ -483,8 +513,12 @@ impl ToolParser for XmlParser {
         ) {
             self.close_args(out);
         }
-        out.content.push_str(&self.pending);
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.push_content(&pending, out);
+        if self.calls == 0 {
+            out.content.push_str(&std::mem::take(&mut self.held_ws));
+        }
+        self.held_ws.clear();
         self.buf.clear();
         self.mode = Mode::Content;
     }

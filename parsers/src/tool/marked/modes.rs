@@ -357,6 +357,25 @@ impl MarkedParser {
     /// Between calls of a family without sections.
     pub(super) fn step_between(&mut self, at: At) -> Flow {
         let (text, rest, c, i) = (at.text, at.rest(), at.c(), at.i);
+        if self.family == MarkedFamily::Hermes {
+            // vLLM 0.33's hermes keeps only the text before the first call: text between and
+            // after calls is dropped in both of its paths, and later calls are still read.
+            let call_start = self.spec().call_start;
+            return match rest.find(call_start) {
+                Some(found) => {
+                    self.mode = Mode::Content { at_start: false };
+                    Flow::Next(i + found)
+                }
+                None => {
+                    let keep = if at.at_end {
+                        0
+                    } else {
+                        crate::partial_suffix(rest, call_start)
+                    };
+                    Flow::Stop(i + rest.len() - keep)
+                }
+            };
+        }
         let llama = self.family == MarkedFamily::Llama3Json;
         if c.is_whitespace() || (c == ';' && llama) {
             // Held, not dropped, until what follows is known: whitespace at the very end is
