@@ -76,6 +76,7 @@ KIMI_K2 = [
     ("call_after_section", f"hi{KB}{KCB}functions.now:0{KA}{{}}{KCE}{KE} bye{KCB}functions.now:1{KA}{{}}{KCE}"),
     ("junk_in_section", f"{KB}oops{KCB}functions.now:0{KA}{{}}{KCE}{KE}"),
     ("empty_section", f"a{KB}{KE}b"),
+    ("ws_before", f"\n\n{KB}{KCB}functions.now:0{KA}{{}}{KCE}{KE}"),
 ]
 
 # Edge cases for the parsers the HTTP goldens (gen_tool_parser_goldens.py) cover.
@@ -85,6 +86,7 @@ HERMES = [
     ("undeclared_tool", "<tool_call>\n{\"name\": \"launch\", \"arguments\": {\"x\": 1}}\n</tool_call>"),
     ("between_calls", "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call> and <tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"),
 ]
+GLM45 += [("ws_before", "\n\n<tool_call>now</tool_call>")]
 QWEN3_CODER = [
     ("ws_before", "\n\n<tool_call>\n<function=now>\n</function>\n</tool_call>"),
     ("text_after", "<tool_call>\n<function=now>\n</function>\n</tool_call>\nDone."),

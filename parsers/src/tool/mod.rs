@@ -18,6 +18,7 @@
 //! model wrote, up to the call's end marker.
 
 mod coerce;
+mod engine_content;
 mod json_scan;
 mod marked;
 mod pythonic;

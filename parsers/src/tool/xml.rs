@@ -15,6 +15,7 @@
 //! are emitted when their closing tag arrives.
 
 use super::coerce::{coerce, Types};
+use super::engine_content::EngineContent;
 use super::{Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
 use crate::pyjson::dumps_str;
 use serde::{Deserialize, Serialize};
@@ -109,12 +110,9 @@ pub struct XmlParser {
     /// opening quote was sent.
     lead_done: bool,
     opened: bool,
-    /// Content has had a non-whitespace character (see [`XmlParser::push_content`]).
+    /// Content as vLLM's parser engine streams it.
     #[serde(default)]
-    text_seen: bool,
-    /// Whitespace-only content held until it is known whether a call follows.
-    #[serde(default)]
-    held_ws: String,
+    content: EngineContent,
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
 }
@@ -150,8 +148,7 @@ impl XmlParser {
             params: 0,
             lead_done: false,
             opened: false,
-            text_seen: false,
-            held_ws: String::new(),
+            content: EngineContent::default(),
             schemas,
         }
     }
@@ -171,25 +168,9 @@ impl XmlParser {
         self.mode = Mode::Content;
     }
 
-    /// Appends content as vLLM 0.33's parser engine streams it (`qwen3_coder` and `glm45` run
-    /// on it, `drop_whitespace_only_content_before_tools`): until content has a non-whitespace
-    /// character, whitespace is held, sent with the text that follows it, and dropped once a
-    /// call has started (`"\n\n<tool_call>…"` has no content, and text after a call loses its
-    /// leading newline). At the end, held whitespace is content only if no call was made.
+    /// Appends content as vLLM's parser engine streams it (see [`EngineContent`]).
     fn push_content(&mut self, text: &str, out: &mut Parsed) {
-        if self.text_seen {
-            out.content.push_str(text);
-            return;
-        }
-        let rest = text.trim_start_matches(crate::pystr::py_space);
-        if self.calls == 0 {
-            self.held_ws.push_str(&text[..text.len() - rest.len()]);
-        }
-        if !rest.is_empty() {
-            out.content.push_str(&std::mem::take(&mut self.held_ws));
-            out.content.push_str(rest);
-            self.text_seen = true;
-        }
+        self.content.push(text, self.calls > 0, out);
     }
 
     /// The declared types of the parameter being read; an undeclared one is a string (vLLM
@@ -358,7 +339,7 @@ impl Scan for XmlParser {
                     self.calls += 1;
                     self.params = 0;
                     self.pending.clear();
-                    self.held_ws.clear();
+                    self.content.call_started();
                     self.token.clear();
                     out.start_call(self.index(), name.clone(), None);
                     self.name = name;
@@ -515,10 +496,7 @@ impl ToolParser for XmlParser {
         }
         let pending = std::mem::take(&mut self.pending);
         self.push_content(&pending, out);
-        if self.calls == 0 {
-            out.content.push_str(&std::mem::take(&mut self.held_ws));
-        }
-        self.held_ws.clear();
+        self.content.finish(self.calls > 0, out);
         self.buf.clear();
         self.mode = Mode::Content;
     }

@@ -17,6 +17,7 @@
 mod modes;
 mod object;
 
+use super::engine_content::EngineContent;
 use super::json_scan::ValueScan;
 use super::{Parsed, Scan, ToolParser, MAX_NAME};
 use modes::{At, Flow};
@@ -163,6 +164,9 @@ pub struct MarkedParser {
     args_sent: bool,
     /// Whether the mistral call being read sits in a `[..]` array.
     in_array: bool,
+    /// kimi_k2's content, as vLLM's parser engine streams it.
+    #[serde(default)]
+    engine_content: EngineContent,
 }
 
 enum Mark {
@@ -196,6 +200,7 @@ impl MarkedParser {
             committed: false,
             args_sent: false,
             in_array: false,
+            engine_content: EngineContent::default(),
         }
     }
 
@@ -220,6 +225,7 @@ impl MarkedParser {
     /// The call's name is known: stream it, then any arguments read before it.
     fn commit(&mut self, name: String, id: Option<String>, out: &mut Parsed) {
         self.calls += 1;
+        self.engine_content.call_started();
         self.committed = true;
         self.pending.clear();
         out.start_call(self.index(), name, id);
@@ -251,10 +257,20 @@ impl MarkedParser {
         self.args_sent = false;
     }
 
+    /// Appends content: kimi_k2 (which vLLM runs on its parser engine) as the engine streams
+    /// it (see [`EngineContent`]), the other families as it comes.
+    fn push_content(&mut self, text: &str, out: &mut Parsed) {
+        if self.family == MarkedFamily::KimiK2 {
+            self.engine_content.push(text, self.calls > 0, out);
+        } else {
+            out.content.push_str(text);
+        }
+    }
+
     /// Not a call after all: what was consumed for it is content, and so is what follows.
     fn malformed(&mut self, out: &mut Parsed) {
-        out.content.push_str(&self.pending);
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.push_content(&pending, out);
         if !self.early_args.is_empty() {
             self.early_args.clear();
         }
@@ -332,8 +348,9 @@ impl ToolParser for MarkedParser {
             self.pending.clear();
         }
         // An unfinished call header is content.
-        out.content.push_str(&self.pending);
-        self.pending.clear();
+        let pending = std::mem::take(&mut self.pending);
+        self.push_content(&pending, out);
+        self.engine_content.finish(self.calls > 0, out);
         self.buf.clear();
     }
 }

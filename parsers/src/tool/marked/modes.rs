@@ -48,14 +48,15 @@ impl MarkedParser {
             }
         }
         if at_start {
-            out.content.push_str(&self.pending);
+            let pending = std::mem::take(&mut self.pending);
+            self.push_content(&pending, out);
             self.pending.clear();
             self.mode = Mode::Content { at_start: false };
         }
         let opener = spec.section.map_or(spec.call_start, |s| s.0);
         match rest.find(opener) {
             Some(found) => {
-                out.content.push_str(&rest[..found]);
+                self.push_content(&rest[..found], out);
                 self.pending.push_str(opener);
                 i += found + opener.len();
                 self.begin_call();
@@ -75,7 +76,7 @@ impl MarkedParser {
                 } else {
                     crate::partial_suffix(rest, opener)
                 };
-                out.content.push_str(&rest[..rest.len() - keep]);
+                self.push_content(&rest[..rest.len() - keep], out);
                 Flow::Stop(i + rest.len() - keep)
             }
         }
@@ -114,7 +115,8 @@ impl MarkedParser {
                 if !self.pending.is_empty() {
                     // A section with no call in it: keep it as content.
                     self.pending.push_str(section_end);
-                    out.content.push_str(&self.pending);
+                    let pending = std::mem::take(&mut self.pending);
+                    self.push_content(&pending, out);
                     self.pending.clear();
                 }
                 self.mode = Mode::Content { at_start: false };
