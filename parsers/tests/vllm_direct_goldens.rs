@@ -112,19 +112,23 @@ fn parse(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
     result(&out.content, &calls)
 }
 
-#[test]
-fn parsers_match_vllm_in_process() {
+/// The golden lines that have `kind` (`parser` or `reasoning_parser`).
+fn goldens(kind: &str) -> Vec<Value> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../fixtures/goldens/derender/tool_parsers_direct.jsonl"
     );
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let cases: Vec<Value> = text
-        .lines()
+    text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|c| c.get("parser").is_some())
-        .collect();
-    assert!(cases.len() >= 34, "{path}: {} cases", cases.len());
+        .filter(|c| c.get(kind).is_some())
+        .collect()
+}
+
+#[test]
+fn parsers_match_vllm_in_process() {
+    let cases = goldens("parser");
+    assert!(cases.len() >= 46, "{} tool cases", cases.len());
     let (mut agreed, mut listed) = (0, 0);
     for case in &cases {
         let parser = case["parser"].as_str().unwrap_or_default();
@@ -198,17 +202,8 @@ fn reason(parser: &str, chunks: &[&str]) -> Value {
 
 #[test]
 fn reasoning_parsers_match_vllm_in_process() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../fixtures/goldens/derender/tool_parsers_direct.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let cases: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|c| c.get("reasoning_parser").is_some())
-        .collect();
-    assert!(cases.len() >= 14, "{path}: {} reasoning cases", cases.len());
+    let cases = goldens("reasoning_parser");
+    assert!(cases.len() >= 14, "{} reasoning cases", cases.len());
     let mut listed = 0;
     for case in &cases {
         let parser = case["reasoning_parser"].as_str().unwrap_or_default();
