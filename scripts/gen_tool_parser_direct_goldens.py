@@ -87,6 +87,13 @@ HERMES = [
     ("between_calls", "<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call> and <tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>"),
 ]
 GLM45 += [("ws_before", "\n\n<tool_call>now</tool_call>")]
+LLAMA3_JSON = [
+    ("ws_before", "\n\n{\"name\": \"now\", \"parameters\": {}}"),
+    ("text_before", "Sure: {\"name\": \"now\", \"parameters\": {}}"),
+    ("two_calls", "<|python_tag|>{\"name\": \"now\", \"parameters\": {}}; {\"name\": \"get_weather\", \"parameters\": {\"city\": \"Oslo\"}}"),
+    ("text_after", "<|python_tag|>{\"name\": \"now\", \"parameters\": {}} done"),
+    ("not_a_call", "{\"answer\": 42}"),
+]
 QWEN3_CODER = [
     ("ws_before", "\n\n<tool_call>\n<function=now>\n</function>\n</tool_call>"),
     ("text_after", "<tool_call>\n<function=now>\n</function>\n</tool_call>\nDone."),
@@ -110,6 +117,7 @@ SUITES = [
     ("hermes", "qwen3", [], True, HERMES),
     ("qwen3_coder", "qwen3", [], True, QWEN3_CODER),
     ("pythonic", "llama3_1", [], True, PYTHONIC),
+    ("llama3_json", "llama3_1", [], True, LLAMA3_JSON),
 ]
 
 

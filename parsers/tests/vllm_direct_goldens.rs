@@ -77,6 +77,45 @@ const VLLM_DISAGREES: &[Listed] = &[
          keeps the text",
     ),
     (
+        "llama3_json",
+        "ws_before",
+        "",
+        &[("now", "{}")],
+        "a bare JSON call after whitespace is a call, as vLLM's non-stream reads it; its stream \
+         keeps it as content",
+    ),
+    (
+        "llama3_json",
+        "text_before",
+        "Sure: {\"name\": \"now\", \"parameters\": {}}",
+        &[],
+        "JSON after other text is content, as vLLM streams it; its non-stream finds the call \
+         anywhere in the output",
+    ),
+    (
+        "llama3_json",
+        "two_calls",
+        "",
+        &[("now", "{}"), ("get_weather", r#"{"city": "Oslo"}"#)],
+        "`{}` arguments are kept, as vLLM's non-stream has them; its stream loses them",
+    ),
+    (
+        "llama3_json",
+        "text_after",
+        " done",
+        &[("now", "{}")],
+        "text after the call is content; vLLM's non-stream drops it and its stream also loses \
+         the `{}` arguments",
+    ),
+    (
+        "llama3_json",
+        "not_a_call",
+        "{\"answer\": 42}",
+        &[],
+        "a JSON object that is not a call stays content, as vLLM's non-stream keeps it; its \
+         stream drops it",
+    ),
+    (
         "deepseek_v31",
         "text_after",
         " done",
@@ -128,7 +167,7 @@ fn goldens(kind: &str) -> Vec<Value> {
 #[test]
 fn parsers_match_vllm_in_process() {
     let cases = goldens("parser");
-    assert!(cases.len() >= 46, "{} tool cases", cases.len());
+    assert!(cases.len() >= 51, "{} tool cases", cases.len());
     let (mut agreed, mut listed) = (0, 0);
     for case in &cases {
         let parser = case["parser"].as_str().unwrap_or_default();
