@@ -105,9 +105,15 @@ impl TagReasoningParser {
                         .implicit_end
                         .as_deref()
                         .and_then(|m| self.held.find(m));
-                    // A start tag inside reasoning is dropped, as vLLM's parsers drop it
-                    // (`deepseek_r1` streaming; the engine's REASONING + THINK_START).
-                    if let Some(s) = self.held.find(self.spec.start.as_str()) {
+                    // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
+                    // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
+                    // REASONING + THINK_START; deepseek_r1's stream).
+                    let start_at = self
+                        .spec
+                        .starts_in_reasoning
+                        .then(|| self.held.find(self.spec.start.as_str()))
+                        .flatten();
+                    if let Some(s) = start_at {
                         if end.is_none_or(|e| s < e) && implicit.is_none_or(|i| s < i) {
                             out.reasoning.push_str(&self.held[..s]);
                             self.held.drain(..s + self.spec.start.len());
@@ -129,8 +135,13 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
+                    let start_keep = if self.spec.starts_in_reasoning {
+                        partial_suffix(&self.held, &self.spec.start)
+                    } else {
+                        0
+                    };
                     let keep = partial_suffix(&self.held, &self.spec.end)
-                        .max(partial_suffix(&self.held, &self.spec.start))
+                        .max(start_keep)
                         .max(
                             self.spec
                                 .implicit_end

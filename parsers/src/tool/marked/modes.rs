@@ -50,7 +50,6 @@ impl MarkedParser {
         if at_start {
             let pending = std::mem::take(&mut self.pending);
             self.push_content(&pending, out);
-            self.pending.clear();
             self.mode = Mode::Content { at_start: false };
         }
         let opener = spec.section.map_or(spec.call_start, |s| s.0);
@@ -117,7 +116,6 @@ impl MarkedParser {
                     self.pending.push_str(section_end);
                     let pending = std::mem::take(&mut self.pending);
                     self.push_content(&pending, out);
-                    self.pending.clear();
                 }
                 self.mode = Mode::Content { at_start: false };
                 Flow::Next(i + section_end.len())
