@@ -70,11 +70,10 @@ const VLLM_DISAGREES: &[Listed] = &[
     (
         "pythonic",
         "text_after",
-        " done",
+        "",
         &[("now", "{}")],
-        "text after the call list: vLLM's non-stream keeps the whole output as content (it is \
-         not a list), its stream sends the call and drops the text; ours sends the call and \
-         keeps the text",
+        "text after the call list is dropped, as vLLM streams it; its non-stream keeps the \
+         whole output as content (not a list), which a stream that has sent the calls cannot",
     ),
     (
         "llama3_json",

@@ -6,7 +6,8 @@
 //! followed by `(`; otherwise it is content. Keyword arguments are Python literals
 //! (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts), converted to a JSON
 //! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
-//! parenthesis arrives. Text after the list is content. If the first call's arguments are not
+//! parenthesis arrives. Text after the list is dropped, as vLLM's stream drops it (its
+//! non-stream path keeps the whole output as content when text follows the list). If the first call's arguments are not
 //! keyword arguments of literals, the whole output is content, as in vLLM's non-stream path
 //! (`ast.parse` of the list fails); a later call is sent with `{}`, the calls before it having
 //! been streamed already.
@@ -29,8 +30,10 @@ enum Mode {
     Name,
     /// Inside a call's parentheses.
     Args,
-    /// After the list's `]`: an optional `<|python_end|>`, then content.
+    /// After the list's `]`: an optional `<|python_end|>`, then the tail.
     AfterList,
+    /// After a call list: dropped, as vLLM's stream drops it.
+    Tail,
     Content,
 }
 
@@ -204,13 +207,14 @@ impl Scan for PythonicParser {
                     let trimmed = rest.trim_start();
                     if trimmed.starts_with(END) {
                         i += rest.len() - trimmed.len() + END.len();
-                        self.mode = Mode::Content;
+                        self.mode = Mode::Tail;
                     } else if !at_end && (trimmed.is_empty() || END.starts_with(trimmed)) {
                         return i;
                     } else {
-                        self.mode = Mode::Content;
+                        self.mode = Mode::Tail;
                     }
                 }
+                Mode::Tail => return text.len(),
                 Mode::Content => {
                     out.content.push_str(rest);
                     return text.len();
