@@ -234,28 +234,9 @@ fn bench(c: &mut Criterion) {
         let mut next_seed = 1000u64;
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                let mut total = std::time::Duration::ZERO;
-                let mut done = 0u64;
-                while done < iters {
-                    let convs: Vec<Vec<ChatRequest>> = (0..12)
-                        .map(|_| {
-                            next_seed += 1;
-                            conversation_seeded(19, next_seed)
-                        })
-                        .collect();
-                    convs.iter().for_each(|c| {
-                        render(model, &c[0]);
-                    });
-                    let t = std::time::Instant::now();
-                    for turn in 1..19 {
-                        for c in &convs {
-                            render(model, &c[turn]);
-                        }
-                    }
-                    total += t.elapsed();
-                    done += 18 * 12;
-                }
-                total.mul_f64(iters as f64 / done as f64)
+                interleaved_turns(iters, &mut next_seed, conversation_seeded, |req| {
+                    render(model, req);
+                })
             })
         });
     }
@@ -266,28 +247,9 @@ fn bench(c: &mut Criterion) {
     let mut next_seed = 5000u64;
     c.bench_function("turn_request_interleaved", |b| {
         b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            let mut done = 0u64;
-            while done < iters {
-                let convs: Vec<Vec<Vec<u8>>> = (0..12)
-                    .map(|_| {
-                        next_seed += 1;
-                        conversation_bodies(19, next_seed)
-                    })
-                    .collect();
-                convs.iter().for_each(|c| {
-                    respond(&warm, &c[0]);
-                });
-                let t = std::time::Instant::now();
-                for turn in 1..19 {
-                    for c in &convs {
-                        respond(&warm, &c[turn]);
-                    }
-                }
-                total += t.elapsed();
-                done += 18 * 12;
-            }
-            total.mul_f64(iters as f64 / done as f64)
+            interleaved_turns(iters, &mut next_seed, conversation_bodies, |body| {
+                respond(&warm, body);
+            })
         })
     });
 
@@ -325,6 +287,38 @@ fn bench(c: &mut Criterion) {
 }
 
 /// Body → `GenerateRequest` JSON, as the render route does it; returns the response size.
+/// Time for `iters` turns, timed as turns 2..19 of 12 conversations taken in turns (each
+/// conversation's state has gone cold in the CPU caches by its next turn), with fresh
+/// conversations (`conversation(19, seed)`) every round so every turn extends the one before
+/// it; turn 1 of each is run untimed first.
+fn interleaved_turns<T>(
+    iters: u64,
+    next_seed: &mut u64,
+    conversation: impl Fn(usize, u64) -> Vec<T>,
+    mut run: impl FnMut(&T),
+) -> std::time::Duration {
+    let mut total = std::time::Duration::ZERO;
+    let mut done = 0u64;
+    while done < iters {
+        let convs: Vec<Vec<T>> = (0..12)
+            .map(|_| {
+                *next_seed += 1;
+                conversation(19, *next_seed)
+            })
+            .collect();
+        convs.iter().for_each(|c| run(&c[0]));
+        let t = std::time::Instant::now();
+        for turn in 1..19 {
+            for c in &convs {
+                run(&c[turn]);
+            }
+        }
+        total += t.elapsed();
+        done += 18 * 12;
+    }
+    total.mul_f64(iters as f64 / done as f64)
+}
+
 fn respond(model: &Model, body: &[u8]) -> usize {
     let Ok(req) = llm_render::protocol::parse_json::<ChatRequest>(body) else {
         return 0;
