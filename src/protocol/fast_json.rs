@@ -105,7 +105,7 @@ fn write_packed(out: &mut Vec<u8>, ids: &[u32], packed: impl Fn(u32) -> u64) {
         let v = packed(id);
         // SAFETY: `pos` grows by at most 7 per ID (the length byte is masked), so before the
         // i-th of n IDs `pos + 8 <= 7 * i + 8 <= 7 * n + 1 == buf.len()`. The unchecked store
-        // takes a quarter off this loop (`token_ids_json/fast_json`: 8.1 → 6.0 µs for 10,140
+        // takes a fifth off this loop (`token_ids_json/fast_json`: 8.1 → 6.4 µs for 10,140
         // IDs); the bounds check of `buf[pos..pos + 8]` was two compares and branches per ID.
         unsafe { std::ptr::write_unaligned(dst.add(pos).cast::<u64>(), v.to_le()) };
         pos += ((v >> 56) & 7) as usize;

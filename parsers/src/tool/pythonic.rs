@@ -7,10 +7,10 @@
 //! (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts), converted to a JSON
 //! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
 //! parenthesis arrives. Text after the list is dropped, as vLLM's stream drops it (its
-//! non-stream path keeps the whole output as content when text follows the list). If the first call's arguments are not
-//! keyword arguments of literals, the whole output is content, as in vLLM's non-stream path
-//! (`ast.parse` of the list fails); a later call is sent with `{}`, the calls before it having
-//! been streamed already.
+//! non-stream path keeps the whole output as content when text follows the list). If the
+//! first call's arguments are not keyword arguments of literals, the whole output is content,
+//! as in vLLM's non-stream path (`ast.parse` of the list fails); a later call is sent with
+//! `{}`, the calls before it having been streamed already.
 
 use super::{Parsed, Scan, ToolParser};
 use crate::pyjson::dumps;
