@@ -7,11 +7,13 @@ mod generate;
 mod message;
 mod requests;
 mod sampling;
+mod text;
 
 pub use generate::{GenerateRequest, ModelCard, ModelList};
-pub use message::Message;
+pub use message::{Field, Message};
 pub use requests::{
-    parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
-    TokenizeRequest, TokenizeResponse,
+    parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
+    DetokenizeResponse, TokenizeRequest, TokenizeResponse,
 };
 pub use sampling::{SamplingFields, SamplingParams, StopSpec};
+pub use text::Text;

@@ -1,5 +1,6 @@
 use super::sampling::with_sampling_fields;
 use crate::error::RenderError;
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -18,6 +19,12 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
         Ok(v) => Ok(v),
         Err(_) => Err(explain_json_error::<T>(body)),
     }
+}
+
+/// [`parse_json`] for a body the server holds as [`Bytes`]: message strings without escapes
+/// become slices of it instead of copies (see `protocol::text`).
+pub fn parse_json_shared<T: DeserializeOwned>(body: &Bytes) -> Result<T, RenderError> {
+    super::text::parse_shared(body, parse_json)
 }
 
 /// The field-naming error for a body `T` cannot be parsed from.

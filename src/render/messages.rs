@@ -12,7 +12,7 @@
 
 use super::template::ContentFormat;
 use crate::error::RenderError;
-use crate::protocol::Message;
+use crate::protocol::{Field, Message};
 use serde_json::{Map, Value};
 
 /// The names a message's reasoning may arrive under, in transformers' priority order.
@@ -38,7 +38,7 @@ fn convert_message(
     images: &mut Vec<ImageRef>,
 ) -> Result<Map<String, Value>, RenderError> {
     let role = match msg.get("role") {
-        Some(Value::String(r)) => r.as_str(),
+        Some(Field::Str(r)) => r.as_str(),
         Some(_) => {
             return Err(RenderError::invalid(
                 format!("messages[{i}].role"),
@@ -54,10 +54,13 @@ fn convert_message(
     };
     let mut out = Map::with_capacity(msg.len() + 2);
     for (key, value) in msg.iter() {
-        let value = match key {
-            "content" => convert_content(i, value, format, images)?,
-            "tool_calls" if role == "assistant" => convert_tool_calls(i, value)?,
-            _ => value.clone(),
+        let value = match (key, value) {
+            // What `convert_content` makes of a string, without building the `Value` twice.
+            ("content", Field::Str(s)) => Value::String(s.to_string()),
+            ("content", Field::Json(v)) => convert_content(i, v, format, images)?,
+            ("tool_calls", Field::Json(v)) if role == "assistant" => convert_tool_calls(i, v)?,
+            ("tool_calls", v) if role == "assistant" => convert_tool_calls(i, &v.to_value())?,
+            (_, v) => v.to_value(),
         };
         // transformers drops null-valued keys so templates see them as undefined.
         if !value.is_null() {

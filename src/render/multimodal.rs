@@ -15,6 +15,7 @@ use super::RenderOptions;
 use crate::error::RenderError;
 use crate::media::{self, HashAlgo, MediaError, ProcessedImage};
 use crate::model::Model;
+use crate::protocol::Field;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ pub async fn fetch_request_media(
     };
     let mut urls: Vec<String> = Vec::new();
     for msg in &req.messages {
-        let Some(Value::Array(parts)) = msg.get("content") else {
+        let Some(Field::Json(Value::Array(parts))) = msg.get("content") else {
             continue;
         };
         for part in parts {

@@ -5,8 +5,8 @@ use super::{ApiError, AppState};
 use crate::error::RenderError;
 use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{
-    parse_json, ChatRequest, CompletionRequest, DetokenizeRequest, DetokenizeResponse,
-    GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
+    parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
+    DetokenizeResponse, GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
 };
 use crate::render::{self, render_completion};
 use axum::body::Bytes;
@@ -170,7 +170,7 @@ pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<Jso
         render::FetchedMedia::default()
     };
     let out = blocking(&st, bytes, move |st, bytes| {
-        let req: ChatRequest = parse_json(&bytes)?;
+        let req: ChatRequest = parse_json_shared(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         let (out, timings) = render::render_chat_with(&model, &req, &st.config.render, &media)?;
         st.metrics
@@ -211,7 +211,7 @@ pub async fn tokenize(
                 render::chat::encode(&model, prompt, req.add_special_tokens.unwrap_or(true))?
             }
             (None, Some(_)) => {
-                let chat: ChatRequest = parse_json(&bytes)?;
+                let chat: ChatRequest = parse_json_shared(&bytes)?;
                 let prompt = render::render_chat_prompt(&model, &chat, &st.config.render)?;
                 if req.add_special_tokens.unwrap_or(false) {
                     render::chat::encode(&model, &prompt.prompt, true)?

@@ -21,7 +21,7 @@
 //! minijinja (see the parent).
 
 use super::NativeInput;
-use crate::protocol::Message;
+use crate::protocol::{Field, Message};
 use crate::render::messages::convert_tool_calls;
 use crate::render::pyjson::{dumps, write_json, write_str, DumpOptions};
 use crate::render::template_env::{py_space, strftime_now};
@@ -78,7 +78,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
         if role(first)? == "system" {
             // The template reads a string, or the first part's text.
             match first.get("content") {
-                Some(Value::String(s)) => out.push_str(trim(s)),
+                Some(Field::Str(s)) => out.push_str(trim(s)),
                 _ => return None,
             }
             messages = &messages[1..];
@@ -105,11 +105,11 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
             out.push_str("\n\n");
         }
         match first.get("content")? {
-            Value::String(s) => out.push_str(trim(s)),
+            Field::Str(s) => out.push_str(trim(s)),
             // An empty part list after `render::messages`: no text.
-            Value::Null => {}
+            Field::Json(Value::Null) => {}
             // Text parts, trimmed, joined with newlines (other parts are left out).
-            Value::Array(parts) => {
+            Field::Json(Value::Array(parts)) => {
                 let mut texts = Vec::with_capacity(parts.len());
                 for part in parts {
                     if part.get("type").and_then(Value::as_str) == Some("text") {
@@ -129,7 +129,12 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
     for (i, m) in messages.iter().enumerate() {
         let i = i + input.messages.len() - messages.len();
         let role = role(m)?;
-        let calls = m.get("tool_calls").filter(|c| !c.is_null());
+        let calls = match m.get("tool_calls") {
+            None => None,
+            Some(c) if c.is_null() => None,
+            // A string: `convert_tool_calls` refuses it, and the template would fail on it.
+            Some(c) => Some(c.as_json()?),
+        };
         let tool_result = role == "tool" || role == "ipython";
         match calls {
             None if !tool_result => {
@@ -201,13 +206,13 @@ fn trim(s: &str) -> &str {
 /// after `render::messages`), nothing. `None` for shapes the template would fail on.
 fn push_text(
     out: &mut String,
-    content: Option<&Value>,
+    content: Option<&Field>,
     mut write: impl FnMut(&mut String, &str),
 ) -> Option<()> {
     match content? {
-        Value::String(s) => write(out, s),
-        Value::Null => {}
-        Value::Array(parts) => {
+        Field::Str(s) => write(out, s),
+        Field::Json(Value::Null) => {}
+        Field::Json(Value::Array(parts)) => {
             for part in parts {
                 match part.get("type")?.as_str()? {
                     "text" => write(out, part.get("text")?.as_str()?),
@@ -223,7 +228,7 @@ fn push_text(
 /// Bytes a message adds to the prompt, near enough to allocate once.
 fn text_size(m: &Message) -> usize {
     match m.get("content") {
-        Some(Value::String(s)) => s.len() + 48,
+        Some(Field::Str(s)) => s.len() + 48,
         _ => 64,
     }
 }

@@ -26,7 +26,7 @@ mod qwen3;
 
 use super::messages::{convert_content, convert_tool_calls, REASONING_FIELDS};
 use super::template::ContentFormat;
-use crate::protocol::Message;
+use crate::protocol::{Field, Message};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -155,11 +155,13 @@ fn read_message(i: usize, m: &Message) -> Option<Msg<'_>> {
         _ => return None,
     };
     let content = match content? {
-        Value::String(s) => Cow::Borrowed(s.as_str()),
-        other => match convert_content(i, other, ContentFormat::String, &mut Vec::new()).ok()? {
-            Value::String(s) => Cow::Owned(s),
-            _ => return None,
-        },
+        Field::Str(s) => Cow::Borrowed(s.as_str()),
+        Field::Json(other) => {
+            match convert_content(i, other, ContentFormat::String, &mut Vec::new()).ok()? {
+                Value::String(s) => Cow::Owned(s),
+                _ => return None,
+            }
+        }
     };
     // The first non-null field in transformers' order, as `messages::reasoning` picks it.
     let reasoning = match reasoning_fields
@@ -168,18 +170,18 @@ fn read_message(i: usize, m: &Message) -> Option<Msg<'_>> {
         .find(|v| !v.is_null())
     {
         None => None,
-        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Field::Str(s)) => Some(s.as_str()),
         Some(_) => return None,
     };
     let tool_calls = match calls {
         // Arguments that are not JSON are the general path's error to report.
-        Some(calls @ Value::Array(a)) if role == Role::Assistant && !a.is_empty() => {
+        Some(Field::Json(calls @ Value::Array(a))) if role == Role::Assistant && !a.is_empty() => {
             match convert_tool_calls(i, calls).ok()? {
                 Value::Array(list) => Some(list),
                 _ => return None,
             }
         }
-        Some(Value::Array(_)) | Some(Value::Null) | None => None,
+        Some(Field::Json(Value::Array(_) | Value::Null)) | None => None,
         Some(_) if role != Role::Assistant => None,
         Some(_) => return None,
     };
