@@ -28,8 +28,14 @@ pub struct Text(Repr);
 enum Repr {
     /// Bytes that were a `&str` when sliced (see [`Text::from_body_or_copy`]).
     Body(Bytes),
+    /// A short string (a role, a name, a call ID) copied in place: cheaper than a reference
+    /// count on the body or an allocation. Its first `.0` bytes, copied from a `&str`.
+    Inline(u8, [u8; INLINE]),
     Owned(Box<str>),
 }
+
+/// The longest [`Repr::Inline`] string: what fits beside the tag in the space `Bytes` takes.
+const INLINE: usize = 38;
 
 thread_local! {
     /// The body [`parse_shared`] is parsing on this thread.
@@ -55,6 +61,9 @@ pub fn parse_shared<R>(body: &Bytes, parse: impl FnOnce(&[u8]) -> R) -> R {
 impl Text {
     /// `s` as a slice of the body being parsed when it lies inside it, else a copy.
     pub(crate) fn from_body_or_copy(s: &str) -> Text {
+        if s.len() <= INLINE {
+            return Text::from(s);
+        }
         let sliced = BODY.with(|b| {
             let body = b.borrow();
             let body = body.as_ref()?;
@@ -74,6 +83,11 @@ impl Text {
             // SAFETY: `Repr::Body` is built only in `from_body_or_copy`, from the bytes of a
             // `&str`, and `Bytes` never changes its contents, so they are valid UTF-8.
             Repr::Body(b) => unsafe { std::str::from_utf8_unchecked(b) },
+            // SAFETY: built only in `From<&str>`, whose first `len` bytes are the bytes of that
+            // `&str`, never changed since.
+            Repr::Inline(len, buf) => unsafe {
+                std::str::from_utf8_unchecked(buf.get_unchecked(..usize::from(*len)))
+            },
             Repr::Owned(s) => s,
         }
     }
@@ -88,12 +102,22 @@ impl Deref for Text {
 
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
-        Text(Repr::Owned(s.into()))
+        match u8::try_from(s.len()) {
+            Ok(len) if s.len() <= INLINE => {
+                let mut buf = [0u8; INLINE];
+                buf[..s.len()].copy_from_slice(s.as_bytes());
+                Text(Repr::Inline(len, buf))
+            }
+            _ => Text(Repr::Owned(s.into())),
+        }
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
+        if s.len() <= INLINE {
+            return Text::from(s.as_str());
+        }
         Text(Repr::Owned(s.into_boxed_str()))
     }
 }
@@ -127,10 +151,12 @@ mod tests {
             && b.as_ptr() as usize + b.len() <= body.as_ptr() as usize + body.len())
     }
 
+    const LONG: &[u8] = b"{a string longer than an inline one, sliced}";
+
     #[test]
     fn slices_the_body_only_while_parsing_it() {
-        let body = Bytes::from_static(b"{}");
-        let inside = std::str::from_utf8(&body[..1]).unwrap();
+        let body = Bytes::from_static(LONG);
+        let inside = std::str::from_utf8(&body[1..]).unwrap();
         assert!(!is_slice_of(&Text::from_body_or_copy(inside), &body));
         let t = parse_shared(&body, |b| {
             Ok::<_, ()>(Text::from_body_or_copy(
@@ -139,17 +165,30 @@ mod tests {
         })
         .unwrap();
         assert!(is_slice_of(&t, &body));
-        assert_eq!(t.as_str(), "}");
+        assert_eq!(t.as_str(), inside);
         // Outside the body: copied.
-        let other = String::from("x");
+        let other = String::from(inside);
         let t = parse_shared(&body, |_| Ok::<_, ()>(Text::from_body_or_copy(&other))).unwrap();
         assert!(matches!(t.0, Repr::Owned(_)));
-        assert_eq!(t, Text::from("x"));
+        assert_eq!(t, Text::from(inside));
+    }
+
+    /// Short strings are copied in place, at every length and across char boundaries.
+    #[test]
+    fn short_strings_are_inline() {
+        let s = "aé€😀".repeat(10);
+        for end in (0..=s.len()).filter(|&i| s.is_char_boundary(i)) {
+            for t in [Text::from(&s[..end]), Text::from(s[..end].to_string())] {
+                assert_eq!(t.as_str(), &s[..end]);
+                assert_eq!(matches!(t.0, Repr::Inline(..)), end <= INLINE);
+            }
+        }
+        assert!(std::mem::size_of::<Text>() <= std::mem::size_of::<Bytes>() + 8);
     }
 
     #[test]
     fn a_panic_while_parsing_clears_the_body() {
-        let body = Bytes::from_static(b"abc");
+        let body = Bytes::from_static(LONG);
         let r = std::panic::catch_unwind(|| {
             parse_shared(&body, |_| -> Result<(), ()> { panic!("parser bug") })
         });
