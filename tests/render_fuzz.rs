@@ -1,7 +1,8 @@
 //! Bad input never panics the chat render: random JSON shaped like chat requests (messages,
 //! tools and template kwargs of any structure, strings with markers and multi-byte
 //! whitespace) through every golden model. Each one renders or is a clean error, and the same
-//! one whether or not a native template rendering is used.
+//! one whether or not a native template rendering is used. Bodies are parsed as the server
+//! parses them (strings sliced from the body), which must read as a plain parse.
 #![allow(clippy::unwrap_used)]
 mod common;
 use proptest::prelude::*;
@@ -16,6 +17,8 @@ fn leaf() -> impl Strategy<Value = Value> {
             .prop_filter("finite", |f| f.is_finite())
             .prop_map(Value::from),
         "[a-z<>|{}\\[\\] \u{3000}é🤖\n_]{0,12}".prop_map(Value::from),
+        // Long enough to be kept as a slice of the body, escapes included (which are not).
+        "[a-z<>|{}\\[\\] \u{3000}é🤖\n_\"\\\\]{30,60}".prop_map(Value::from),
         prop::sample::select(
             &[
                 "user",
@@ -92,7 +95,14 @@ proptest! {
         if let Some(t) = tools { body["tools"] = t; }
         if let Some(k) = kwargs { body["chat_template_kwargs"] = k; }
         let bytes = serde_json::to_vec(&body).unwrap();
-        if let Ok(req) = llm_render::protocol::parse_json::<llm_render::protocol::ChatRequest>(&bytes) {
+        // The server's parse (strings sliced from the body) reads as the plain one.
+        let shared = llm_render::protocol::parse_json_shared::<llm_render::protocol::ChatRequest>(&bytes::Bytes::from(bytes.clone()));
+        let plain = llm_render::protocol::parse_json::<llm_render::protocol::ChatRequest>(&bytes);
+        prop_assert_eq!(
+            shared.as_ref().map(|r| serde_json::to_value(&r.messages).unwrap()).map_err(|e| e.to_string()),
+            plain.as_ref().map(|r| serde_json::to_value(&r.messages).unwrap()).map_err(|e| e.to_string())
+        );
+        if let Ok(req) = shared {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| llm_render::render::render_chat(&m, &req, &Default::default())));
             prop_assert!(r.is_ok(), "panic on {}", body);
             // Where a native template exists, it must agree with minijinja on any input:
