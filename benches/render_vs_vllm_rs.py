@@ -8,7 +8,9 @@ per request (utime+stime from /proc/<pid>/stat) and, with wrk, requests/s at con
   turn N         20-turn conversations (~10k tokens by the end), each request carrying the whole
                  history as clients send it; CPU of turns 2..19, and of turn 20, after turns
                  1..N-1 were rendered; three rounds of 12 fresh conversations, median round;
-  short tools    qwen3/tools_defined (328 tokens).
+  short tools    qwen3/tools_defined (328 tokens);
+  /health        the per-request HTTP floor both servers pay (wakeups, recv, writev), and
+                 turns 2..19 less that floor.
 
 Turns 2..19 are then measured once more with the two servers alternating turn by turn
 (paired), which keeps drift in the machine's load out of the ratio.
@@ -90,6 +92,19 @@ def measure(url, pid, bodies):
     return (proc_cpu(pid) - c0) / len(bodies)
 
 
+def health_cpu(url, pid, n):
+    """Server CPU per `GET /health` on the kept-alive connection: the per-request HTTP floor."""
+    conn = CONNS.get(url) or CONNS.setdefault(url, http.client.HTTPConnection(url.split("//")[1]))
+    for _ in range(50):
+        conn.request("GET", "/health")
+        conn.getresponse().read()
+    c0 = proc_cpu(pid)
+    for _ in range(n):
+        conn.request("GET", "/health")
+        conn.getresponse().read()
+    return (proc_cpu(pid) - c0) / n
+
+
 def wrk(url, body, conns, secs):
     lua = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
     bf = tempfile.NamedTemporaryFile("wb", delete=False)
@@ -167,6 +182,7 @@ def main():
             r["turnN_cpu_ms"] = statistics.median(turn_n)
             r["turn20_cpu_ms"] = statistics.median(turn_20)
             r["tools_cpu_ms"] = measure(url, pid, [tools] * (300 if QUICK else 2000)) * 1e3
+            r["health_cpu_ms"] = health_cpu(url, pid, 300 if QUICK else 2000) * 1e3
             secs = 3 if QUICK else 8
             for c in (1, 8):
                 r[f"tools_rps_c{c}"] = wrk(url, tools, c, secs)
@@ -178,7 +194,7 @@ def main():
         rows = [("cold long_9k CPU/req (ms)", "cold_cpu_ms", True), ("turns 2-19 CPU/req (ms)", "turnN_cpu_ms", True), ("turn 20 CPU/req (ms)", "turn20_cpu_ms", True),
                 ("short tools CPU/req (ms)", "tools_cpu_ms", True), ("short tools req/s c=1", "tools_rps_c1", False),
                 ("short tools req/s c=8", "tools_rps_c8", False), ("long_9k req/s c=1 (same body)", "cold_rps_c1", False),
-                ("long_9k req/s c=8 (same body)", "cold_rps_c8", False)]
+                ("long_9k req/s c=8 (same body)", "cold_rps_c8", False), ("GET /health CPU/req (ms)", "health_cpu_ms", True)]
         for label, k, lower_better in rows:
             ratio = a[k] / b[k] if lower_better else b[k] / a[k]
             print(f"{label:28} {a[k]:10.3f} {b[k]:11.3f} {ratio:6.1f}x")
@@ -186,6 +202,11 @@ def main():
         print(f"turns 2-19, paired (the servers alternate turn by turn): vllm-rs {paired['vllm-rs']:.3f} ms, "
               f"llm-render {paired['llm-render']:.3f} ms, ratio {paired['vllm-rs'] / paired['llm-render']:.1f}x; "
               f"median block ratio {paired['median_ratio']:.1f}x")
+        # The HTTP floor (wakeups, one recv and one writev on loopback) is paid by any server;
+        # what each spends on a turn beyond it is the render work itself.
+        above = [res[n]["turnN_cpu_ms"] - res[n]["health_cpu_ms"] for n in ("vllm-rs", "llm-render")]
+        print(f"turns 2-19 above the /health floor: vllm-rs {above[0]:.3f} ms, llm-render {above[1]:.3f} ms, "
+              f"ratio {above[0] / above[1]:.1f}x")
     finally:
         for p in procs.values():
             p.terminate()
