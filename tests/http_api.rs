@@ -442,6 +442,65 @@ fn saturation_is_503_and_slow_requests_are_504() {
     assert_error(&post_json(&chat_url(&base), &slow), 504, "limit", None);
 }
 
+/// A client that goes away mid-request leaves `requests_in_flight` (hyper drops its request)
+/// and is counted with status 499.
+#[test]
+fn a_client_gone_mid_request_leaves_the_in_flight_gauge() {
+    use std::io::Write;
+    let base = start_server(
+        qwen3_only(),
+        ServerConfig {
+            render: RenderOptions {
+                trust_request_chat_template: true,
+                template_fuel: None,
+                ..RenderOptions::default()
+            },
+            ..ServerConfig::default()
+        },
+    );
+    let mut slow = hello("qwen3");
+    slow["chat_template"] = json!(slow_template(3000));
+    let body = slow.to_string();
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stream);
+    // Only the metrics request itself in flight, once the server has noticed.
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = client()
+            .get(format!("{base}/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        if text.contains("llm_render_requests_in_flight 1\n") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        text.contains("llm_render_requests_in_flight 1\n"),
+        "{}",
+        text.lines()
+            .filter(|l| l.contains("in_flight"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        text.contains(
+            "llm_render_requests_total{route=\"/v1/chat/completions/render\",status=\"499\"} 1"
+        ),
+        "no 499 counted"
+    );
+}
+
 /// Offloaded renders beyond `max_blocking_renders` wait for a slot, within the request
 /// timeout; a timed-out render keeps its slot until its work ends.
 #[test]

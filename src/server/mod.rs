@@ -151,18 +151,58 @@ async fn shutdown_signal() {
 /// Counts every request by matched route and status, tracks requests in flight, and logs
 /// each at debug level.
 async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     let method = req.method().clone();
-    let start = Instant::now();
-    state.metrics.in_flight.inc();
+    let flight = InFlight::start(&state, req.extensions().get::<MatchedPath>().cloned());
     let resp = next.run(req).await;
-    state.metrics.in_flight.dec();
-    let elapsed = start.elapsed();
-    let status = resp.status().as_u16();
-    state.metrics.observe_request(route, status, elapsed);
-    tracing::debug!(%method, route, status, latency_us = elapsed.as_micros() as u64, "request");
+    flight.answered(resp.status().as_u16(), &method);
     resp
+}
+
+/// One request in `requests_in_flight`, from its arrival until it is answered or dropped.
+/// hyper drops a request's future when its client goes away first; the request then still
+/// leaves the gauge, and is counted with status 499 (nginx's "client closed request").
+struct InFlight<'a> {
+    state: &'a AppState,
+    route: Option<MatchedPath>,
+    start: Instant,
+    answered: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn start(state: &'a AppState, route: Option<MatchedPath>) -> Self {
+        state.metrics.in_flight.inc();
+        InFlight {
+            state,
+            route,
+            start: Instant::now(),
+            answered: false,
+        }
+    }
+
+    fn route(&self) -> &str {
+        self.route.as_ref().map_or("unmatched", MatchedPath::as_str)
+    }
+
+    /// Records the answer, and logs it at debug level.
+    fn answered(mut self, status: u16, method: &axum::http::Method) {
+        self.answered = true;
+        let elapsed = self.start.elapsed();
+        let route = self.route();
+        self.state.metrics.observe_request(route, status, elapsed);
+        tracing::debug!(%method, route, status, latency_us = elapsed.as_micros() as u64, "request");
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.state.metrics.in_flight.dec();
+        if !self.answered {
+            let elapsed = self.start.elapsed();
+            self.state
+                .metrics
+                .observe_request(self.route(), 499, elapsed);
+        }
+    }
 }
 
 /// For the work routes: answers 503 at once when `--max-concurrency` requests are already
