@@ -23,7 +23,7 @@ pub use runtime::{serve_per_core, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
-use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -103,24 +103,50 @@ impl AppState {
 }
 
 /// Builds the router with every route and layer.
+/// The routes with a request body to render or parse, behind the concurrency guard.
+const WORK_ROUTES: [&str; 7] = [
+    "/v1/chat/completions/render",
+    "/v1/completions/render",
+    "/tokenize",
+    "/detokenize",
+    "/v1/block_hashes",
+    "/v1/chat/completions/derender",
+    "/v1/completions/derender",
+];
+/// The others.
+const INFO_ROUTES: [&str; 3] = ["/health", "/v1/models", "/metrics"];
+
+/// The request metrics' `route` label: the route `path` is served by, or `unmatched`.
+///
+/// Every route is a fixed path, so this is a lookup rather than axum's `MatchedPath`, which
+/// costs each request an extension map and a reference count.
+fn route_label(path: &str) -> &'static str {
+    WORK_ROUTES
+        .iter()
+        .chain(&INFO_ROUTES)
+        .find(|r| **r == path)
+        .copied()
+        .unwrap_or("unmatched")
+}
+
 pub fn router(state: Arc<AppState>) -> Router {
+    let [chat, completion, tokenize, detokenize, hashes, chat_derender, completion_derender] =
+        WORK_ROUTES;
     let work = Router::new()
-        .route("/v1/chat/completions/render", post(routes::chat_render))
-        .route("/v1/completions/render", post(routes::completion_render))
-        .route("/tokenize", post(routes::tokenize))
-        .route("/detokenize", post(routes::detokenize))
-        .route("/v1/block_hashes", post(routes::block_hashes))
-        .route("/v1/chat/completions/derender", post(routes::chat_derender))
-        .route(
-            "/v1/completions/derender",
-            post(routes::completion_derender),
-        )
+        .route(chat, post(routes::chat_render))
+        .route(completion, post(routes::completion_render))
+        .route(tokenize, post(routes::tokenize))
+        .route(detokenize, post(routes::detokenize))
+        .route(hashes, post(routes::block_hashes))
+        .route(chat_derender, post(routes::chat_derender))
+        .route(completion_derender, post(routes::completion_derender))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), guard));
+    let [health, models, metrics] = INFO_ROUTES;
     Router::new()
-        .route("/health", get(routes::health))
-        .route("/v1/models", get(routes::models))
-        .route("/metrics", get(routes::metrics))
+        .route(health, get(routes::health))
+        .route(models, get(routes::models))
+        .route(metrics, get(routes::metrics))
         .merge(work)
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
@@ -152,7 +178,7 @@ async fn shutdown_signal() {
 /// each at debug level.
 async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let method = req.method().clone();
-    let flight = InFlight::start(&state, req.extensions().get::<MatchedPath>().cloned());
+    let flight = InFlight::start(&state, route_label(req.uri().path()));
     let resp = next.run(req).await;
     flight.answered(resp.status().as_u16(), &method);
     resp
@@ -163,13 +189,13 @@ async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
 /// leaves the gauge, and is counted with status 499 (nginx's "client closed request").
 struct InFlight<'a> {
     state: &'a AppState,
-    route: Option<MatchedPath>,
+    route: &'static str,
     start: Instant,
     answered: bool,
 }
 
 impl<'a> InFlight<'a> {
-    fn start(state: &'a AppState, route: Option<MatchedPath>) -> Self {
+    fn start(state: &'a AppState, route: &'static str) -> Self {
         state.metrics.in_flight.inc();
         InFlight {
             state,
@@ -179,15 +205,11 @@ impl<'a> InFlight<'a> {
         }
     }
 
-    fn route(&self) -> &str {
-        self.route.as_ref().map_or("unmatched", MatchedPath::as_str)
-    }
-
     /// Records the answer, and logs it at debug level.
     fn answered(mut self, status: u16, method: &axum::http::Method) {
         self.answered = true;
         let elapsed = self.start.elapsed();
-        let route = self.route();
+        let route = self.route;
         self.state.metrics.observe_request(route, status, elapsed);
         tracing::debug!(%method, route, status, latency_us = elapsed.as_micros() as u64, "request");
     }
@@ -198,9 +220,7 @@ impl Drop for InFlight<'_> {
         self.state.metrics.in_flight.dec();
         if !self.answered {
             let elapsed = self.start.elapsed();
-            self.state
-                .metrics
-                .observe_request(self.route(), 499, elapsed);
+            self.state.metrics.observe_request(self.route, 499, elapsed);
         }
     }
 }
@@ -229,5 +249,20 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
             ),
         )
         .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_labels_are_the_routed_paths() {
+        for path in WORK_ROUTES.iter().chain(&INFO_ROUTES) {
+            assert_eq!(route_label(path), *path);
+        }
+        for other in ["/", "/health/", "/v1/chat/completions", "/V1/models", ""] {
+            assert_eq!(route_label(other), "unmatched");
+        }
     }
 }
