@@ -10,7 +10,9 @@
 //! A string is sliced when `serde_json` hands it over borrowed (`visit_borrowed_str`: no escape
 //! sequences), and only while [`parse_shared`] is parsing that body on this thread; any
 //! other string (escaped, parsed from a `Value` or from a body not given as [`Bytes`]) is
-//! owned. Either way a `Text` reads the same, so nothing downstream can tell them apart.
+//! owned. Strings of up to 38 bytes (roles, names, call IDs) are copied into the `Text`
+//! itself instead, which costs neither an allocation nor a reference count. Either way a
+//! `Text` reads the same, so nothing downstream can tell them apart.
 //!
 //! A sliced `Text` keeps the whole body alive: fine for a request's lifetime, wrong for
 //! anything kept longer (use [`Text::to_string`] there).
@@ -34,7 +36,8 @@ enum Repr {
     Owned(Box<str>),
 }
 
-/// The longest [`Repr::Inline`] string: what fits beside the tag in the space `Bytes` takes.
+/// The longest [`Repr::Inline`] string: what fits in the 40 bytes a `Text` takes anyway
+/// (`Bytes` and a tag).
 const INLINE: usize = 38;
 
 thread_local! {
