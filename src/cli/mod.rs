@@ -1,6 +1,7 @@
-//! Command line: `serve` and `render`. Every subcommand takes `--model [NAME=]PATH`
+//! Command line: `serve`, `render`, `derender`, `hash`, `template-diff` and `audit`. Every subcommand takes `--model [NAME=]PATH`
 //! (repeatable) or uses the embedded default model.
 
+mod audit_cmd;
 mod derender_cmd;
 mod hash_cmd;
 mod render_cmd;
@@ -35,6 +36,9 @@ pub enum Command {
     Hash(hash_cmd::HashArgs),
     /// Does turn 2 reuse turn 1's prefix cache? Or: do two templates render alike?
     TemplateDiff(template_diff::TemplateDiffArgs),
+    /// The bytes a chat request becomes at each hop: JSON, prompt, token IDs, image pixels and
+    /// patches, embeddings, KV cache.
+    Audit(audit_cmd::AuditArgs),
 }
 
 /// Model and template options shared by every subcommand.
@@ -330,6 +334,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Hash(args) => hash_cmd::run(args),
         Command::Derender(args) => derender_cmd::run(args),
         Command::TemplateDiff(args) => template_diff::run(args),
+        Command::Audit(args) => audit_cmd::run(args),
     }
 }
 

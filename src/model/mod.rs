@@ -8,12 +8,16 @@
 //! * `chat_template.jinja`, which overrides the template in `tokenizer_config.json`
 //!   (as transformers ≥ 4.43 does); `chat_template.json` (`{"chat_template": ...}`) is used
 //!   only when neither of the others has one;
-//! * `generation_config.json` and `config.json`, both optional.
+//! * `generation_config.json` and `config.json`, both optional; `config.json` gives the
+//!   context length, the image token, and the per-token state sizes `llm-render audit`
+//!   reports (`architecture.rs`).
 
+mod architecture;
 mod config;
 mod decoder;
 mod registry;
 
+pub use architecture::{dtype_bytes, Architecture, KvLayout};
 pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
 pub use registry::ModelRegistry;
 
@@ -182,6 +186,8 @@ pub struct Model {
     pub image_processor: Option<QwenVlProcessor>,
     /// The image placeholder token (`image_token_id` in `config.json`, else `<|image_pad|>`).
     pub image_token_id: Option<u32>,
+    /// Embedding width and KV-cache size per token, from `config.json` (`llm-render audit`).
+    pub architecture: Option<Architecture>,
 }
 
 impl std::fmt::Debug for Model {
@@ -225,6 +231,8 @@ impl Model {
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
         let generation: GenerationConfig = bundle.json("generation_config.json")?;
         let model_config: ModelConfig = bundle.json("config.json")?;
+        let architecture =
+            Architecture::from_config(&bundle.json::<serde_json::Value>("config.json")?);
 
         let mut templates: Vec<(String, String)> = Vec::new();
         if let Some(bytes) = bundle.read("chat_template.jinja")? {
@@ -279,6 +287,7 @@ impl Model {
         Ok(Model {
             image_processor,
             image_token_id,
+            architecture,
             name: name.to_string(),
             source,
             special_tokens: tok_config.special_tokens_map(),
