@@ -150,6 +150,20 @@ fn bad_input_is_a_clear_error() {
     let (code, _, err) = audit(&["--model", &model, file.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("does not fetch"), "{err}");
+    let g = golden(
+        "render_mm/qwen2_5_vl_images.jsonl",
+        "qwen2_5_vl/vl_two_images_one_message",
+    );
+    let two = request_file("two.json", &g["request"]);
+    let (code, _, err) = audit(&[
+        "--model",
+        &model,
+        "--max-images-per-request",
+        "1",
+        two.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("the limit is 1"), "{err}");
     let (code, _, err) = audit(&["--block-size", "0", not_json.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("block-size"), "{err}");

@@ -213,6 +213,13 @@ fn image_hops(
     if urls.is_empty() {
         return Ok(hops);
     }
+    if urls.len() > opts.max_images_per_request {
+        bail!(
+            "the request has {} images; the limit is {} (--max-images-per-request)",
+            urls.len(),
+            opts.max_images_per_request
+        );
+    }
     let Some(processor) = &model.image_processor else {
         bail!(
             "the request has images and {} has no image processor",
