@@ -16,7 +16,7 @@ use crate::model::{dtype_bytes, Model};
 use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{parse_json, ChatRequest, Field};
 use crate::render::mm_kwargs::ImageKwargs;
-use crate::render::{render_chat, render_chat_prompt, RenderOptions};
+use crate::render::{generate_request, render_chat_prompt, RenderOptions};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde::Serialize;
@@ -111,7 +111,7 @@ pub fn audit(
         bytes: Some(rendered.prompt.len() as u64),
         detail: "the chat template's output".into(),
     });
-    let (out, _) = render_chat(model, req, opts)?;
+    let out = generate_request(model, req, rendered)?;
     let tokens = out.token_ids.len();
     hops.push(Hop {
         hop: "token IDs".into(),

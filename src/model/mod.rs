@@ -25,6 +25,7 @@ use crate::media::QwenVlProcessor;
 use crate::render::template::{ChatTemplates, TemplateLoadError};
 use crate::render::tokenize::{Encoder, EncoderOptions};
 pub use decoder::TextDecoder;
+use serde::Deserialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -230,9 +231,19 @@ impl Model {
         let decoder = TextDecoder::new(&tokenizer);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
         let generation: GenerationConfig = bundle.json("generation_config.json")?;
-        let model_config: ModelConfig = bundle.json("config.json")?;
-        let architecture =
-            Architecture::from_config(&bundle.json::<serde_json::Value>("config.json")?);
+        // Read once: the fields rendering uses, and the sizes `llm-render audit` reports.
+        let (model_config, architecture) = match bundle.read("config.json")? {
+            None => (ModelConfig::default(), None),
+            Some(bytes) => {
+                let bad = |source| LoadError::Json {
+                    path: bundle.describe("config.json"),
+                    source,
+                };
+                let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(bad)?;
+                let config = ModelConfig::deserialize(&json).map_err(bad)?;
+                (config, Architecture::from_config(&json))
+            }
+        };
 
         let mut templates: Vec<(String, String)> = Vec::new();
         if let Some(bytes) = bundle.read("chat_template.jinja")? {

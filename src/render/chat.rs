@@ -49,6 +49,17 @@ pub fn render_chat_with(
     media: &FetchedMedia,
 ) -> Result<(GenerateRequest, Timings), RenderError> {
     let rendered = render_chat_prompt_with(model, req, opts, media)?;
+    let timings = rendered.timings;
+    Ok((generate_request(model, req, rendered)?, timings))
+}
+
+/// vLLM's `GenerateRequest` for a rendered chat request: its token IDs and features, with the
+/// request's sampling parameters, IDs and options.
+pub fn generate_request(
+    model: &Model,
+    req: &ChatRequest,
+    rendered: ChatRendered,
+) -> Result<GenerateRequest, RenderError> {
     let sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
     let block_hashes = super::block_hashes_for(
@@ -73,7 +84,7 @@ pub fn render_chat_with(
         kv_transfer_params: req.kv_transfer_params.clone(),
         block_hashes,
     };
-    Ok((out, rendered.timings))
+    Ok(out)
 }
 
 /// Renders the prompt text and its token IDs.

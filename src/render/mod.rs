@@ -16,7 +16,7 @@ pub mod template;
 pub mod template_env;
 pub mod tokenize;
 
-pub use chat::{render_chat, render_chat_prompt, render_chat_with, ChatRendered};
+pub use chat::{generate_request, render_chat, render_chat_prompt, render_chat_with, ChatRendered};
 pub use completion::render_completion;
 pub use multimodal::{fetch_request_media, FetchedMedia};
 
