@@ -1,5 +1,5 @@
-//! Command line: `serve`, `render`, `derender`, `hash`, `template-diff` and `audit`. Every subcommand takes `--model [NAME=]PATH`
-//! (repeatable) or uses the embedded default model.
+//! Command line: `serve`, `render`, `derender`, `hash`, `template-diff` and `audit`. Every
+//! subcommand takes `--model [NAME=]PATH` (repeatable) or uses the embedded default model.
 
 mod audit_cmd;
 mod derender_cmd;

@@ -102,7 +102,6 @@ impl AppState {
     }
 }
 
-/// Builds the router with every route and layer.
 /// The routes with a request body to render or parse, behind the concurrency guard.
 const WORK_ROUTES: [&str; 7] = [
     "/v1/chat/completions/render",
@@ -129,6 +128,7 @@ fn route_label(path: &str) -> &'static str {
         .unwrap_or("unmatched")
 }
 
+/// Builds the router with every route and layer.
 pub fn router(state: Arc<AppState>) -> Router {
     let [chat, completion, tokenize, detokenize, hashes, chat_derender, completion_derender] =
         WORK_ROUTES;

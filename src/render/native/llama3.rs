@@ -202,8 +202,9 @@ fn trim(s: &str) -> &str {
 }
 
 /// Writes a message's content as the template loops over it: a string once; for parts, each
-/// `text` part in order (other parts write nothing); for a null content (an empty part list
-/// after `render::messages`), nothing. `None` for shapes the template would fail on.
+/// `text` part in order; for a null content (an empty part list after `render::messages`),
+/// nothing. `None` for a part of another type, and for shapes the template would fail on:
+/// those render through minijinja.
 fn push_text(
     out: &mut String,
     content: Option<&Field>,
