@@ -1,6 +1,7 @@
 //! Chat and completion requests → prompt text → token IDs, exactly as Hugging Face
 //! transformers `apply_chat_template` + `encode(add_special_tokens=False)` produce them.
 
+mod added_split;
 mod b64;
 pub mod chat;
 pub mod completion;

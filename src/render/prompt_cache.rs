@@ -199,14 +199,18 @@ impl PromptCache {
     }
 
     /// Encodes `text` as `encode` would in one call, reusing the IDs of a cached prompt that
-    /// shares a prefix with it. `encode` must encode without adding special tokens.
+    /// shares a prefix with it. `encode(piece, after_reuse, out)` appends the IDs of `piece`,
+    /// encoded without adding special tokens, to `out`; `after_reuse` says the piece follows
+    /// a reused prefix, so is text no cached prompt had there (a cache would only store it).
     pub fn encode<E>(
         &self,
         text: &str,
-        mut encode: impl FnMut(&str) -> Result<Vec<u32>, E>,
+        mut encode: impl FnMut(&str, bool, &mut Vec<u32>) -> Result<(), E>,
     ) -> Result<Vec<u32>, E> {
+        let mut ids = Vec::new();
         if text.len() < MIN_TEXT || text.len() > u32::MAX as usize {
-            return encode(text);
+            encode(text, false, &mut ids)?;
+            return Ok(ids);
         }
         let head = self.key(text);
         let base = self.best_match(head.key, text);
@@ -218,7 +222,7 @@ impl PromptCache {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 self.hit_bytes
                     .fetch_add(u64::from(cut.byte), Ordering::Relaxed);
-                let mut ids = Vec::with_capacity(entry.ids.len() + 256);
+                ids.reserve(entry.ids.len() + 256);
                 ids.extend_from_slice(&entry.ids[..cut.ids as usize]);
                 let start = cut.byte as usize;
                 (
@@ -233,11 +237,13 @@ impl PromptCache {
                 self.misses.fetch_add(1, Ordering::Relaxed);
                 let slot = &self.seen[(head.key % SEEN_SLOTS as u64) as usize];
                 if slot.swap(head.key, Ordering::Relaxed) != head.key {
-                    return encode(text);
+                    encode(text, false, &mut ids)?;
+                    return Ok(ids);
                 }
-                (Vec::new(), Vec::new(), 0, &head.cuts[..], head.scanned)
+                (ids, Vec::new(), 0, &head.cuts[..], head.scanned)
             }
         };
+        let hit = base.is_some();
         let further = self
             .automaton
             .find_iter(&text[resume..])
@@ -246,7 +252,7 @@ impl PromptCache {
         let mut piece = start;
         for end in known.iter().copied().chain(further) {
             if end - piece >= MIN_PIECE {
-                ids.extend(encode(&text[piece..end])?);
+                encode(&text[piece..end], hit, &mut ids)?;
                 cuts.push(Cut {
                     byte: end as u32,
                     ids: ids.len() as u32,
@@ -255,7 +261,7 @@ impl PromptCache {
             }
         }
         if piece < text.len() {
-            ids.extend(encode(&text[piece..])?);
+            encode(&text[piece..], hit, &mut ids)?;
         }
         if ids.len() <= u32::MAX as usize {
             let entry = Entry {
@@ -506,7 +512,10 @@ mod tests {
         let turn2 = format!("{turn1}<x>{}", "b".repeat(300));
         let turn3 = format!("{turn2}<x>{}", "c".repeat(300));
         for t in [&turn1, &turn2, &turn3] {
-            assert_eq!(cache.encode(t, toy), toy(t));
+            assert_eq!(
+                cache.encode(t, |p, _, out| toy(p).map(|ids| out.extend(ids))),
+                toy(t)
+            );
         }
         let st = cache.stats();
         assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
@@ -521,10 +530,19 @@ mod tests {
         let turn2 = format!("{turn1}<x>and one more {}", "b".repeat(400));
         let turn3 = format!("{turn2}<x>and the last one {}", "c".repeat(400));
         // Turn 1 is only noted; turn 2 is stored; turn 3 reuses it.
-        assert_eq!(cache.encode(&turn1, toy), toy(&turn1));
+        assert_eq!(
+            cache.encode(&turn1, |p, _, out| toy(p).map(|ids| out.extend(ids))),
+            toy(&turn1)
+        );
         assert_eq!(cache.stats().entries, 0);
-        assert_eq!(cache.encode(&turn2, toy), toy(&turn2));
-        assert_eq!(cache.encode(&turn3, toy), toy(&turn3));
+        assert_eq!(
+            cache.encode(&turn2, |p, _, out| toy(p).map(|ids| out.extend(ids))),
+            toy(&turn2)
+        );
+        assert_eq!(
+            cache.encode(&turn3, |p, _, out| toy(p).map(|ids| out.extend(ids))),
+            toy(&turn3)
+        );
         let st = cache.stats();
         assert_eq!((st.hits, st.misses, st.entries), (1, 2, 1), "{st:?}");
         assert!(st.hit_bytes as usize > turn1.len(), "{st:?}");
@@ -532,7 +550,10 @@ mod tests {
         for i in 0..20 {
             let other = format!("<x>{i}{}", turn1);
             for _ in 0..2 {
-                assert_eq!(cache.encode(&other, toy), toy(&other));
+                assert_eq!(
+                    cache.encode(&other, |p, _, out| toy(p).map(|ids| out.extend(ids))),
+                    toy(&other)
+                );
             }
         }
         let st = cache.stats();

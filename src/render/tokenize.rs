@@ -12,8 +12,10 @@
 //!
 //! In front of both, the prompt cache (`super::prompt_cache`) reuses the IDs of a recent
 //! prompt that the new one extends, so the re-sent history is not even scanned. Its budget
-//! is `--prompt-cache-mb`.
+//! is `--prompt-cache-mb`. The text it does encode after a reused prefix is new, so it skips
+//! the segment cache (`super::added_split`) where the added tokens' rules allow.
 
+use super::added_split::AddedSplit;
 use super::prompt_cache::{AddedTokenRules, PromptCache, PromptCacheStats};
 use fastokens::SegmentCacheStats;
 use tokenizers::Tokenizer;
@@ -33,6 +35,10 @@ pub struct Encoder {
     /// For encodes without added special tokens (chat prompts); `None` when off or when the
     /// tokenizer's rules rule it out.
     prompt_cache: Option<PromptCache>,
+    /// For the text after a prefix the prompt cache reused: added tokens split here, the
+    /// rest encoded past fastokens' segment cache. `None` without the fast encoder, or when
+    /// the added tokens' rules need `tokenizers`' own split.
+    added_split: Option<AddedSplit>,
 }
 
 impl std::fmt::Debug for Encoder {
@@ -114,10 +120,16 @@ impl Encoder {
                 Ok(fast) => (Some(fast), Backend::Fast),
                 Err(reason) => (None, Backend::Reference(reason)),
             };
+        let added_split = fast.as_ref().and_then(|_| {
+            AddedSplit::new(reference)
+                .map_err(|reason| tracing::debug!("added tokens split by fastokens: {reason}"))
+                .ok()
+        });
         Encoder {
             fast,
             backend,
             prompt_cache: prompt_cache(reference, opts.prompt_cache_bytes),
+            added_split,
         }
     }
 
@@ -127,6 +139,7 @@ impl Encoder {
             fast: None,
             backend: Backend::Reference(reason.into()),
             prompt_cache: prompt_cache(reference, opts.prompt_cache_bytes),
+            added_split: None,
         }
     }
 
@@ -180,9 +193,20 @@ impl Encoder {
         add_special_tokens: bool,
     ) -> Result<Vec<u32>, String> {
         match &self.prompt_cache {
-            Some(cache) if !add_special_tokens => {
-                cache.encode(text, |piece| self.encode_uncached(reference, piece, false))
-            }
+            Some(cache) if !add_special_tokens => cache.encode(text, |piece, after_reuse, out| {
+                match (&self.fast, &self.added_split) {
+                    (Some(fast), Some(split)) if after_reuse => split.encode_into(fast, piece, out),
+                    _ => {
+                        let ids = self.encode_uncached(reference, piece, false)?;
+                        if out.is_empty() {
+                            *out = ids;
+                        } else {
+                            out.extend_from_slice(&ids);
+                        }
+                        Ok(())
+                    }
+                }
+            }),
             _ => self.encode_uncached(reference, text, add_special_tokens),
         }
     }
@@ -206,6 +230,12 @@ impl Encoder {
 
     pub fn cache_stats(&self) -> Option<SegmentCacheStats> {
         self.fast.as_ref().and_then(|f| f.segment_cache_stats())
+    }
+
+    /// Whether the text after a reused prefix is split at added tokens here (see
+    /// [`AddedSplit`]) rather than by fastokens.
+    pub fn splits_added_tokens(&self) -> bool {
+        self.added_split.is_some()
     }
 
     pub fn prompt_cache_stats(&self) -> Option<PromptCacheStats> {
