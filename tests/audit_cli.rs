@@ -84,6 +84,16 @@ fn text_hops_follow_the_golden_and_config() {
         tokens.div_ceil(32) * 32 * 28 * 2 * 8 * 128
     );
     assert_eq!(bytes(&a, "embeddings into the LLM"), tokens * 1024 * 2);
+    // `auto`, as in vLLM, is the default: the config's bfloat16.
+    let (code, a, err) = audit(&[
+        "--dtype",
+        "auto",
+        "--kv-cache-dtype",
+        "auto",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(bytes(&a, "KV cache"), blocks * 16 * 28 * 2 * 8 * 128 * 2);
 }
 
 #[test]
@@ -167,4 +177,9 @@ fn bad_input_is_a_clear_error() {
     let (code, _, err) = audit(&["--block-size", "0", not_json.to_str().unwrap()]);
     assert_ne!(code, 0);
     assert!(err.contains("block-size"), "{err}");
+    for flag in ["--dtype", "--kv-cache-dtype"] {
+        let (code, _, err) = audit(&[flag, "bfloat61", not_json.to_str().unwrap()]);
+        assert_ne!(code, 0);
+        assert!(err.contains("unknown dtype \"bfloat61\""), "{err}");
+    }
 }

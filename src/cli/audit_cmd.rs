@@ -30,11 +30,12 @@ pub struct AuditArgs {
     #[arg(long)]
     pub json: bool,
     /// Element type of the embeddings and KV cache (`bfloat16`, `float16`, `float32`, `fp8`);
-    /// default: the model's `torch_dtype`.
-    #[arg(long)]
+    /// default (or `auto`): the model's `torch_dtype`.
+    #[arg(long, value_parser = known_dtype)]
     pub dtype: Option<String>,
-    /// Element type of the KV cache alone, as vLLM's `--kv-cache-dtype`; default `--dtype`.
-    #[arg(long)]
+    /// Element type of the KV cache alone, as vLLM's `--kv-cache-dtype`; default (or `auto`):
+    /// `--dtype`.
+    #[arg(long, value_parser = known_dtype)]
     pub kv_cache_dtype: Option<String>,
     /// Tokens per KV-cache block (vLLM's `--block-size`).
     #[arg(long, default_value_t = 16)]
@@ -42,6 +43,19 @@ pub struct AuditArgs {
     /// Chat request file (what `/v1/chat/completions/render` takes); `-` or nothing reads
     /// standard input.
     pub file: Option<String>,
+}
+
+/// A dtype flag's value, refused unless its element size is known: a typo would otherwise
+/// print every size it feeds as unknown. `auto`, as in vLLM, means the default.
+fn known_dtype(name: &str) -> Result<String, String> {
+    match dtype_bytes(name) {
+        Some(_) => Ok(name.to_string()),
+        None if name == "auto" => Ok(name.to_string()),
+        None => Err(format!(
+            "unknown dtype {name:?}; one of auto, float32, bfloat16, float16, fp8 (also \
+             float, fp32, bf16, fp16, half, fp8_e4m3, fp8_e5m2, float8_e4m3fn, float8_e5m2)"
+        )),
+    }
 }
 
 /// One hop: what the request is at that point, and its size.
@@ -95,11 +109,9 @@ pub fn audit(
         },
     }];
     let arch = model.architecture.as_ref();
-    let dtype = args
-        .dtype
-        .clone()
-        .or_else(|| arch.and_then(|a| a.dtype.clone()));
-    let kv_dtype = args.kv_cache_dtype.clone().or_else(|| dtype.clone());
+    let given = |d: &Option<String>| d.clone().filter(|d| d != "auto");
+    let dtype = given(&args.dtype).or_else(|| arch.and_then(|a| a.dtype.clone()));
+    let kv_dtype = given(&args.kv_cache_dtype).or_else(|| dtype.clone());
     let width = |d: &Option<String>| d.as_deref().and_then(dtype_bytes);
     let (elem, kv_elem) = (width(&dtype), width(&kv_dtype));
     let dtype_name = |d: &Option<String>| d.clone().unwrap_or_else(|| "unknown dtype".into());

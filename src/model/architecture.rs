@@ -89,7 +89,7 @@ impl Architecture {
 /// KV-cache types vLLM accepts).
 pub fn dtype_bytes(name: &str) -> Option<u64> {
     match name {
-        "float32" | "fp32" => Some(4),
+        "float32" | "fp32" | "float" => Some(4),
         "bfloat16" | "bf16" | "float16" | "fp16" | "half" => Some(2),
         "fp8" | "fp8_e4m3" | "fp8_e5m2" | "float8_e4m3fn" | "float8_e5m2" => Some(1),
         _ => None,
