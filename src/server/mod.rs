@@ -19,7 +19,7 @@ mod runtime;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use runtime::{serve_per_core, serve_work_stealing};
+pub use runtime::{serve_per_core, serve_per_core_until, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;

@@ -53,6 +53,17 @@ pub fn serve_per_core(
     state: Arc<AppState>,
     workers: usize,
 ) -> std::io::Result<()> {
+    serve_per_core_until(listener, state, workers, super::shutdown_signal())
+}
+
+/// [`serve_per_core`] until `shutdown` completes instead of a signal (tests serve through
+/// this with a shutdown that never comes, so they run the server's own runtime).
+pub fn serve_per_core_until(
+    listener: std::net::TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let header_timeout = state.config.header_read_timeout;
     let router = super::router(state);
@@ -85,7 +96,7 @@ pub fn serve_per_core(
     let acceptor = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let accepted = acceptor.block_on(accept_loop(listener, &pool));
+    let accepted = acceptor.block_on(accept_loop(listener, &pool, shutdown));
     let _ = stop_tx.send(true);
     for worker in pool {
         drop(worker.connections);
@@ -96,10 +107,14 @@ pub fn serve_per_core(
     accepted
 }
 
-/// Accepts until the shutdown signal, handing each connection to the least-loaded worker.
-async fn accept_loop(listener: std::net::TcpListener, pool: &[Worker]) -> std::io::Result<()> {
+/// Accepts until `shutdown`, handing each connection to the least-loaded worker.
+async fn accept_loop(
+    listener: std::net::TcpListener,
+    pool: &[Worker],
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)?;
-    accept_until_shutdown(&listener, |stream| {
+    accept_until_shutdown(&listener, shutdown, |stream| {
         let stream = match stream.into_std() {
             Ok(stream) => stream,
             Err(e) => return tracing::warn!("cannot hand over a connection: {e}"),
@@ -131,7 +146,7 @@ pub async fn serve_work_stealing(
     let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    accept_until_shutdown(&listener, |stream| {
+    accept_until_shutdown(&listener, super::shutdown_signal(), |stream| {
         // No connection count: the scheduler balances tasks here.
         tasks.spawn(serve_connection(
             stream,
@@ -149,12 +164,14 @@ pub async fn serve_work_stealing(
     Ok(())
 }
 
-/// Accepts connections and gives each to `hand` until SIGTERM or Ctrl-C.
+/// Accepts connections and gives each to `hand` until `shutdown` (SIGTERM or Ctrl-C when
+/// serving).
 async fn accept_until_shutdown(
     listener: &tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()>,
     mut hand: impl FnMut(tokio::net::TcpStream),
 ) {
-    let mut shutdown = pin!(super::shutdown_signal());
+    let mut shutdown = pin!(shutdown);
     loop {
         let stream = tokio::select! {
             biased;

@@ -71,24 +71,17 @@ pub fn goldens() -> Vec<Golden> {
     out
 }
 
-/// Starts a real server on 127.0.0.1 with `config` and returns its base URL. The server runs
-/// on its own thread until the test binary exits.
+/// Starts a real server on 127.0.0.1 with `config` and returns its base URL: the runtime
+/// `llm-render serve` runs (one single-threaded runtime per worker, two workers, hyper with
+/// the header-read timeout), on its own thread until the test binary exits.
 pub fn start_server(models: ModelRegistry, config: ServerConfig) -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let state = AppState::new(models, config).unwrap();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let state = AppState::new(models, config).unwrap();
-            axum::serve(listener, server::router(state)).await.unwrap();
-        });
+        server::serve_per_core_until(listener, state, 2, std::future::pending()).unwrap();
     });
-    format!("http://{}", rx.recv().expect("server started"))
+    format!("http://{addr}")
 }
 
 /// The golden models on a default-config server, shared by the tests of one binary.
