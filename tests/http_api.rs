@@ -208,6 +208,10 @@ fn malformed_json_and_wrong_types_are_400_naming_the_field() {
     let url = chat_url(golden_server());
     assert_error(&post(&url, "{\"messages\": [}"), 400, "invalid JSON", None);
     assert_error(&post(&url, ""), 400, "invalid JSON", None);
+    // Invalid UTF-8 inside a string: serde_json's own error, at the string.
+    let mut bytes = br#"{"model": "qwen3", "messages": [{"role": "user", "content": "a"#.to_vec();
+    bytes.extend_from_slice(b"\xff\xfe\"}]}");
+    assert_error(&post(&url, bytes), 400, "invalid unicode code point", None);
     assert_error(
         &post_json(&url, &json!({"model": "qwen3", "messages": "hi"})),
         400,
