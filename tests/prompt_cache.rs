@@ -26,6 +26,8 @@ const FILLER: &[&str] = &[
     "<｜",
     "▁",
     "\u{a0}\u{2028}",
+    // Combining marks: NFC (Qwen3's normalizer) runs on each piece between added tokens.
+    "e\u{301}\u{301} A\u{30a}",
     "word_",
     "x",
 ];
