@@ -32,6 +32,10 @@ pub enum RenderError {
     /// A server-side fault that no input should cause.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The request went away (client gone, timeout) while it rendered on the blocking pool
+    /// (see `render::cancel`); nobody reads this error.
+    #[error("the request was cancelled")]
+    Cancelled,
 }
 
 impl RenderError {

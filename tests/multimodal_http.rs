@@ -571,3 +571,29 @@ fn processor_kwargs_need_trust_and_respect_the_pixel_limit() {
     body["mm_processor_kwargs"] = serde_json::json!({"max_pixels": "many"});
     assert_eq!(post(&trusted, &body).0, 400);
 }
+
+/// A render on the blocking pool whose request went away stops before its next image
+/// (`render::cancel`); outside a cancelled scope the same request renders.
+#[test]
+fn a_cancelled_render_stops_before_its_images() {
+    use llm_render::error::RenderError;
+    use llm_render::render::{cancel, render_chat, RenderOptions};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let dir = fixtures().join("models/qwen2_5_vl");
+    let model = llm_render::model::Model::load_dir("vl", &dir, &Default::default()).unwrap();
+    let g = jsonl("../render_mm/qwen2_5_vl_images.jsonl")
+        .into_iter()
+        .next()
+        .unwrap();
+    let req: llm_render::protocol::ChatRequest =
+        serde_json::from_value(g["request"].clone()).unwrap();
+    let opts = RenderOptions::default();
+    assert!(render_chat(&model, &req, &opts).is_ok());
+    let flag = Arc::new(AtomicBool::new(false));
+    let live = cancel::scope(flag.clone(), || render_chat(&model, &req, &opts));
+    assert!(live.is_ok());
+    drop(cancel::CancelOnDrop(flag.clone()));
+    let gone = cancel::scope(flag, || render_chat(&model, &req, &opts));
+    assert!(matches!(gone, Err(RenderError::Cancelled)), "{gone:?}");
+}

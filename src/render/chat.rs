@@ -184,6 +184,7 @@ pub fn render_chat_prompt_with(
             (prompt, TemplateEngine::Minijinja)
         }
     };
+    super::cancel::check()?;
     let t1 = Instant::now();
     let token_ids = encode(model, &prompt, false)?;
     let timings = Timings {

@@ -3,6 +3,7 @@
 
 mod added_split;
 mod b64;
+pub mod cancel;
 pub mod chat;
 pub mod completion;
 mod kwargs_data;

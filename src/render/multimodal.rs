@@ -116,6 +116,7 @@ pub fn expand_images(
     };
     let mut items = Vec::with_capacity(images.len());
     for img in images {
+        super::cancel::check()?;
         if let Some(done) = by_url.get(img.url.as_str()) {
             charge(done.1.rows, done.1.cols, &img.param)?;
             items.push(done.clone());

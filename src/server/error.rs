@@ -45,6 +45,10 @@ impl From<RenderError> for ApiError {
             RenderError::Tokenizer(_) | RenderError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
+            // nginx's "client closed request"; only the metrics see it.
+            RenderError::Cancelled => {
+                StatusCode::from_u16(499).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+            }
             RenderError::InvalidRequest { .. }
             | RenderError::Template(_)
             | RenderError::TemplateFuel

@@ -77,9 +77,13 @@ async fn blocking<T: Send + 'static>(
         return Err(internal(&"render slots closed"));
     };
     let st = st.clone();
+    // Dropping this future (client gone, timeout) sets the flag; the render stops at its
+    // next check and frees the slot (see `render::cancel`).
+    let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _cancel_on_drop = crate::render::cancel::CancelOnDrop(cancelled.clone());
     let work = move || {
         let _slot = slot;
-        f(&st, bytes)
+        crate::render::cancel::scope(cancelled, || f(&st, bytes))
     };
     match tokio::task::spawn_blocking(work).await {
         Ok(r) => r.map_err(ApiError::from),
