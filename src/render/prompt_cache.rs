@@ -504,6 +504,12 @@ mod tests {
         Ok(out)
     }
 
+    /// [`toy`] as [`PromptCache::encode`] calls its encoder.
+    fn toy_into(text: &str, _after_reuse: bool, out: &mut Vec<u32>) -> Result<(), ()> {
+        out.extend(toy(text)?);
+        Ok(())
+    }
+
     /// A first message longer than the key's scan: every turn still gets the same key.
     #[test]
     fn a_long_opening_keys_on_its_first_bytes() {
@@ -512,10 +518,7 @@ mod tests {
         let turn2 = format!("{turn1}<x>{}", "b".repeat(300));
         let turn3 = format!("{turn2}<x>{}", "c".repeat(300));
         for t in [&turn1, &turn2, &turn3] {
-            assert_eq!(
-                cache.encode(t, |p, _, out| toy(p).map(|ids| out.extend(ids))),
-                toy(t)
-            );
+            assert_eq!(cache.encode(t, toy_into), toy(t));
         }
         let st = cache.stats();
         assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
@@ -530,19 +533,10 @@ mod tests {
         let turn2 = format!("{turn1}<x>and one more {}", "b".repeat(400));
         let turn3 = format!("{turn2}<x>and the last one {}", "c".repeat(400));
         // Turn 1 is only noted; turn 2 is stored; turn 3 reuses it.
-        assert_eq!(
-            cache.encode(&turn1, |p, _, out| toy(p).map(|ids| out.extend(ids))),
-            toy(&turn1)
-        );
+        assert_eq!(cache.encode(&turn1, toy_into), toy(&turn1));
         assert_eq!(cache.stats().entries, 0);
-        assert_eq!(
-            cache.encode(&turn2, |p, _, out| toy(p).map(|ids| out.extend(ids))),
-            toy(&turn2)
-        );
-        assert_eq!(
-            cache.encode(&turn3, |p, _, out| toy(p).map(|ids| out.extend(ids))),
-            toy(&turn3)
-        );
+        assert_eq!(cache.encode(&turn2, toy_into), toy(&turn2));
+        assert_eq!(cache.encode(&turn3, toy_into), toy(&turn3));
         let st = cache.stats();
         assert_eq!((st.hits, st.misses, st.entries), (1, 2, 1), "{st:?}");
         assert!(st.hit_bytes as usize > turn1.len(), "{st:?}");
@@ -550,10 +544,7 @@ mod tests {
         for i in 0..20 {
             let other = format!("<x>{i}{}", turn1);
             for _ in 0..2 {
-                assert_eq!(
-                    cache.encode(&other, |p, _, out| toy(p).map(|ids| out.extend(ids))),
-                    toy(&other)
-                );
+                assert_eq!(cache.encode(&other, toy_into), toy(&other));
             }
         }
         let st = cache.stats();

@@ -120,15 +120,19 @@ impl Encoder {
                 Ok(fast) => (Some(fast), Backend::Fast),
                 Err(reason) => (None, Backend::Reference(reason)),
             };
-        let added_split = fast.as_ref().and_then(|_| {
-            AddedSplit::new(reference)
-                .map_err(|reason| tracing::debug!("added tokens split by fastokens: {reason}"))
-                .ok()
-        });
+        let prompt_cache = prompt_cache(reference, opts.prompt_cache_bytes);
+        // Only the prompt cache's reuse path uses it.
+        let added_split = (fast.is_some() && prompt_cache.is_some())
+            .then(|| {
+                AddedSplit::new(reference)
+                    .map_err(|reason| tracing::debug!("added tokens split by fastokens: {reason}"))
+                    .ok()
+            })
+            .flatten();
         Encoder {
             fast,
             backend,
-            prompt_cache: prompt_cache(reference, opts.prompt_cache_bytes),
+            prompt_cache,
             added_split,
         }
     }
