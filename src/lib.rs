@@ -14,3 +14,4 @@ pub mod model;
 pub mod protocol;
 pub mod render;
 pub mod server;
+mod thread_scope;

@@ -47,18 +47,7 @@ thread_local! {
 
 /// Runs `parse` on `body`, letting the [`Text`]s it makes slice `body` instead of copying.
 pub fn parse_shared<R>(body: &Bytes, parse: impl FnOnce(&[u8]) -> R) -> R {
-    /// Clears the body when the parse ends, unwinding included.
-    struct Scope(Option<Bytes>);
-    impl Drop for Scope {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            // `try_with`: the thread-local may already be gone while the thread exits.
-            let _ = BODY.try_with(|b| *b.borrow_mut() = previous);
-        }
-    }
-    let previous = BODY.with(|b| b.replace(Some(body.clone())));
-    let _scope = Scope(previous);
-    parse(body)
+    crate::thread_scope::with_local(&BODY, body.clone(), || parse(body))
 }
 
 impl Text {

@@ -18,17 +18,7 @@ thread_local! {
 
 /// Runs `f` with `flag` as this thread's cancellation flag.
 pub fn scope<R>(flag: Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
-    /// Restores the previous flag when `f` returns or unwinds.
-    struct Restore(Option<Arc<AtomicBool>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            let _ = FLAG.try_with(|f| *f.borrow_mut() = previous);
-        }
-    }
-    let previous = FLAG.with(|f| f.replace(Some(flag)));
-    let _restore = Restore(previous);
-    f()
+    crate::thread_scope::with_local(&FLAG, flag, f)
 }
 
 /// Whether the render running on this thread has been cancelled.
