@@ -183,6 +183,62 @@ fn idle_and_slow_header_connections_are_closed_on(runtime: &str) {
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
 }
 
+/// The header-read clock stops while a request is served: a request slower than the timeout
+/// is answered on its kept-alive connection, which is closed a timeout after the response.
+#[test]
+fn a_request_slower_than_the_header_read_timeout_is_answered() {
+    use std::io::{Read, Write};
+    let server = Server::start(&[
+        "--header-read-timeout-secs",
+        "0.3",
+        "--trust-request-chat-template",
+        "--template-fuel",
+        "0",
+    ]);
+    let addr = server.url.trim_start_matches("http://").to_string();
+    let slow = json!({
+        "model": "qwen3",
+        "messages": [{"role": "user", "content": "hi"}],
+        // 18M template loop iterations, ~1 s.
+        "chat_template": "{% for i in range(6000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}done"
+    })
+    .to_string();
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let start = Instant::now();
+    write!(
+        conn,
+        "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{slow}",
+        slow.len()
+    )
+    .unwrap();
+    let mut buf = [0u8; 4096];
+    let mut got = Vec::new();
+    let mut first_byte = None;
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                first_byte.get_or_insert_with(|| start.elapsed());
+                got.extend_from_slice(&buf[..n]);
+            }
+            Err(e) => panic!("connection not closed after {:?}: {e}", start.elapsed()),
+        }
+    }
+    let first_byte = first_byte.expect("no response");
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+    assert!(
+        first_byte > Duration::from_millis(300),
+        "the slow request was not slow: {first_byte:?}"
+    );
+    assert!(start.elapsed() - first_byte < Duration::from_secs(5));
+}
+
 /// SIGTERM while a slow request runs: the request still gets its answer, and the process
 /// then exits 0.
 #[test]

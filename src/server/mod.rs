@@ -11,6 +11,7 @@
 //! worker, see `runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
 //! runtime; both serve each connection the same way.
 
+mod deadlines;
 mod error;
 pub mod memory;
 mod metrics;
@@ -29,6 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use deadlines::Deadlines;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
@@ -80,26 +82,38 @@ pub struct AppState {
     pub models: ModelRegistry,
     pub config: ServerConfig,
     pub metrics: Metrics,
+    /// The clock of the request and header-read timeouts.
+    pub(crate) deadlines: Arc<Deadlines>,
     permits: Arc<Semaphore>,
     /// Slots for offloaded renders (`max_blocking_renders`).
     pub(crate) blocking_permits: Arc<Semaphore>,
 }
 
 impl AppState {
-    pub fn new(
-        models: ModelRegistry,
-        config: ServerConfig,
-    ) -> Result<Arc<Self>, prometheus::Error> {
+    pub fn new(models: ModelRegistry, config: ServerConfig) -> Result<Arc<Self>, StateError> {
         let permits = Arc::new(Semaphore::new(config.max_concurrency.max(1)));
         let blocking_permits = Arc::new(Semaphore::new(config.max_blocking_renders.max(1)));
+        let shortest = config
+            .header_read_timeout
+            .map_or(config.request_timeout, |h| h.min(config.request_timeout));
         Ok(Arc::new(AppState {
             models,
             metrics: Metrics::new()?,
+            deadlines: Deadlines::start(shortest).map_err(StateError::Thread)?,
             config,
             permits,
             blocking_permits,
         }))
     }
+}
+
+/// Why the server state could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    #[error("cannot start the timeout thread: {0}")]
+    Thread(std::io::Error),
 }
 
 /// The routes with a request body to render or parse, behind the concurrency guard.
@@ -239,7 +253,7 @@ async fn guard(State(state): State<Arc<AppState>>, req: Request, next: Next) -> 
         .into_response();
     };
     let limit = state.config.request_timeout;
-    match tokio::time::timeout(limit, next.run(req)).await {
+    match state.deadlines.timeout(limit, next.run(req)).await {
         Ok(resp) => resp,
         Err(_) => ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,

@@ -1,6 +1,6 @@
 //! The two runtimes `llm-render serve` runs on, and the one way both serve a connection
-//! (`serve_connection`: hyper HTTP/1.1, header-read timeout, `TCP_NODELAY`, graceful
-//! shutdown).
+//! (`serve_connection`: hyper HTTP/1.1, the header-read timeout of `server::deadlines`,
+//! `TCP_NODELAY`, graceful shutdown).
 //!
 //! The default is one single-threaded runtime per core ([`serve_per_core`]).
 //! An acceptor thread takes each new connection and hands it to the worker with the fewest
@@ -25,11 +25,12 @@
 //! request it is serving and closes (hyper's graceful shutdown), and the process exits
 //! when the last one has.
 
+use super::deadlines::{ConnectionWatch, Deadlines};
 use super::AppState;
 use axum::body::Body;
 use axum::Router;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,7 +66,7 @@ pub fn serve_per_core_until(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
-    let header_timeout = state.config.header_read_timeout;
+    let header_timeout = header_timeout(&state);
     let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = workers.max(1);
@@ -78,7 +79,7 @@ pub fn serve_per_core_until(
             .build()?;
         let worker = WorkerLoop {
             incoming: rx,
-            header_timeout,
+            header_timeout: header_timeout.clone(),
             router: router.clone(),
             open: open.clone(),
             stop: stop_rx.clone(),
@@ -142,7 +143,7 @@ pub async fn serve_work_stealing(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
 ) -> std::io::Result<()> {
-    let header_timeout = state.config.header_read_timeout;
+    let header_timeout = header_timeout(&state);
     let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
@@ -150,7 +151,7 @@ pub async fn serve_work_stealing(
         // No connection count: the scheduler balances tasks here.
         tasks.spawn(serve_connection(
             stream,
-            header_timeout,
+            header_timeout.clone(),
             router.clone(),
             stop_rx.clone(),
             (),
@@ -189,10 +190,18 @@ async fn accept_until_shutdown(
     }
 }
 
+/// The header-read timeout and the clock that keeps it (`server::deadlines`).
+fn header_timeout(state: &AppState) -> Option<(Duration, Arc<Deadlines>)> {
+    state
+        .config
+        .header_read_timeout
+        .map(|t| (t, state.deadlines.clone()))
+}
+
 /// One worker's runtime: serves the connections the acceptor sends it.
 struct WorkerLoop {
     incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
-    header_timeout: Option<Duration>,
+    header_timeout: Option<(Duration, Arc<Deadlines>)>,
     router: Router,
     open: Arc<AtomicUsize>,
     stop: watch::Receiver<bool>,
@@ -215,7 +224,7 @@ impl WorkerLoop {
                 Ok(stream) => {
                     tasks.spawn(serve_connection(
                         stream,
-                        self.header_timeout,
+                        self.header_timeout.clone(),
                         self.router.clone(),
                         self.stop.clone(),
                         guard,
@@ -243,26 +252,76 @@ impl Drop for OpenGuard {
 /// request in progress finishes and the connection closes. `_guard` is dropped when it ends.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
-    header_timeout: Option<Duration>,
+    header_timeout: Option<(Duration, Arc<Deadlines>)>,
     router: Router,
     mut stop: watch::Receiver<bool>,
     _guard: impl Send + 'static,
 ) {
     // Responses go out in one write; there is nothing to coalesce.
     let _ = stream.set_nodelay(true);
+    // The header-read timeout runs while the connection waits for a request head: from now,
+    // and from each response's end to the next request (`server::deadlines`, not hyper's).
+    let watch = header_timeout.map(|(timeout, deadlines)| deadlines.watch(timeout));
+    let (on_request, on_response) = (watch.clone(), watch.clone());
     let service = TowerToHyperService::new(
-        router.map_request(|req: axum::http::Request<Incoming>| req.map(Body::new)),
+        router
+            .map_request(move |req: axum::http::Request<Incoming>| {
+                if let Some(w) = &on_request {
+                    w.request_started();
+                }
+                req.map(Body::new)
+            })
+            .map_response(move |resp: axum::response::Response| match &on_response {
+                Some(w) => resp.map(|body| Body::new(SentOnDrop(body, w.clone()))),
+                None => resp,
+            }),
     );
     let mut builder = hyper::server::conn::http1::Builder::new();
-    // hyper starts this clock whenever it waits for a request head, idle or not.
-    builder.timer(TokioTimer::new());
-    builder.header_read_timeout(header_timeout);
+    builder.header_read_timeout(None);
     let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+    let expired = async {
+        match &watch {
+            Some(w) => w.expired().await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         biased;
         _ = conn.as_mut() => return,
         _ = stop.changed() => {}
+        // Dropping the connection closes it, as hyper does when its own timer fires.
+        _ = expired => return,
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+/// A response body that tells the connection's watch when hyper is done with it (has
+/// written it, or dropped it with the connection).
+struct SentOnDrop(Body, Arc<ConnectionWatch>);
+
+impl http_body::Body for SentOnDrop {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.0).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.0.size_hint()
+    }
+}
+
+impl Drop for SentOnDrop {
+    fn drop(&mut self) {
+        self.1.response_sent();
+    }
 }
