@@ -169,7 +169,7 @@ fn render(
     render_chat_prompt(&model, req, &opts)
         .map(|r| {
             (
-                r.prompt,
+                r.prompt.to_string(),
                 r.token_ids,
                 r.timings.template_engine == Some(TemplateEngine::Native),
             )
@@ -260,5 +260,5 @@ fn other_templates_and_request_templates_use_minijinja() {
     };
     let r = render_chat_prompt(&model, &edited, &opts).unwrap();
     assert_eq!(r.timings.template_engine, Some(TemplateEngine::Minijinja));
-    assert_eq!(r.prompt, "hi");
+    assert_eq!(r.prompt.as_str(), "hi");
 }

@@ -318,6 +318,12 @@ impl Model {
             .encode(&self.tokenizer, text, add_special_tokens)
     }
 
+    /// [`Model::encode`] of a prompt held shared, without special tokens (the prompt cache
+    /// keeps it rather than a copy).
+    pub fn encode_shared(&self, prompt: &std::sync::Arc<String>) -> Result<Vec<u32>, String> {
+        self.encoder.encode_shared(&self.tokenizer, prompt)
+    }
+
     /// `tokenizer.decode(ids, skip_special_tokens)`, from a table of each ID's bytes when
     /// that is exact for this tokenizer (see `decoder.rs`).
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, String> {

@@ -24,7 +24,8 @@ const RESERVED_KWARGS: [&str; 2] = ["messages", "tools"];
 /// The output of rendering a chat request.
 #[derive(Debug, Clone)]
 pub struct ChatRendered {
-    pub prompt: String,
+    /// Shared with the prompt cache, which keeps it for the next turn.
+    pub prompt: std::sync::Arc<String>,
     /// With image placeholders expanded.
     pub token_ids: Vec<u32>,
     /// Multimodal features when the request had images.
@@ -186,7 +187,10 @@ pub fn render_chat_prompt_with(
     };
     super::cancel::check()?;
     let t1 = Instant::now();
-    let token_ids = encode(model, &prompt, false)?;
+    let prompt = std::sync::Arc::new(prompt);
+    let token_ids = model
+        .encode_shared(&prompt)
+        .map_err(RenderError::Tokenizer)?;
     let timings = Timings {
         template: t1 - t0,
         tokenize: t1.elapsed(),

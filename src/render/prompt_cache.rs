@@ -77,7 +77,8 @@ struct Cut {
 
 #[derive(Debug)]
 struct Entry {
-    text: Box<str>,
+    /// The caller's own prompt when it shares it ([`PromptCache::encode`]), else a copy.
+    text: Arc<String>,
     ids: Box<[u32]>,
     /// Ascending.
     cuts: Box<[Cut]>,
@@ -85,7 +86,7 @@ struct Entry {
 
 impl Entry {
     fn size(&self) -> usize {
-        self.text.len() + self.ids.len() * 4 + self.cuts.len() * 8 + 64
+        self.text.capacity() + self.ids.len() * 4 + self.cuts.len() * 8 + 64
     }
 }
 
@@ -202,9 +203,13 @@ impl PromptCache {
     /// shares a prefix with it. `encode(piece, after_reuse, out)` appends the IDs of `piece`,
     /// encoded without adding special tokens, to `out`; `after_reuse` says the piece follows
     /// a reused prefix, so is text no cached prompt had there (a cache would only store it).
+    ///
+    /// `shared`, when it is `text` itself, is kept as the entry instead of a copy: a chat
+    /// turn's prompt is ~25 KB, written again into fresh memory each turn otherwise.
     pub fn encode<E>(
         &self,
         text: &str,
+        shared: Option<&Arc<String>>,
         mut encode: impl FnMut(&str, bool, &mut Vec<u32>) -> Result<(), E>,
     ) -> Result<Vec<u32>, E> {
         let mut ids = Vec::new();
@@ -265,7 +270,10 @@ impl PromptCache {
         }
         if ids.len() <= u32::MAX as usize {
             let entry = Entry {
-                text: text.into(),
+                text: shared
+                    .filter(|s| std::ptr::eq(s.as_str(), text))
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(text.to_owned())),
                 ids: ids.as_slice().into(),
                 cuts: cuts.into_boxed_slice(),
             };
@@ -518,10 +526,41 @@ mod tests {
         let turn2 = format!("{turn1}<x>{}", "b".repeat(300));
         let turn3 = format!("{turn2}<x>{}", "c".repeat(300));
         for t in [&turn1, &turn2, &turn3] {
-            assert_eq!(cache.encode(t, toy_into), toy(t));
+            assert_eq!(cache.encode(t, None, toy_into), toy(t));
         }
         let st = cache.stats();
         assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
+    }
+
+    /// A prompt the caller shares becomes the entry itself; a `shared` that is not the text
+    /// encoded is not kept in its place.
+    #[test]
+    fn a_shared_prompt_is_kept_not_copied() {
+        let cache = PromptCache::new(&[rules("<x>")], false, 1 << 20).unwrap();
+        let turn = |n: usize| -> Arc<String> {
+            Arc::new(
+                (0..n)
+                    .map(|i| format!("<x>message {i} {}", "a".repeat(300)))
+                    .collect(),
+            )
+        };
+        let kept = |p: &Arc<String>| {
+            cache
+                .lock()
+                .buckets
+                .values()
+                .flatten()
+                .any(|e| Arc::ptr_eq(&e.text, p))
+        };
+        let (t1, t2, t3) = (turn(20), turn(21), turn(22));
+        for t in [&t1, &t2] {
+            assert_eq!(cache.encode(t, Some(t), toy_into), toy(t));
+        }
+        assert!(kept(&t2));
+        let decoy = Arc::new(t3.to_string());
+        assert_eq!(cache.encode(&t3, Some(&decoy), toy_into), toy(&t3));
+        assert!(!kept(&decoy) && !kept(&t3));
+        assert_eq!(cache.stats().hits, 1);
     }
 
     #[test]
@@ -533,10 +572,10 @@ mod tests {
         let turn2 = format!("{turn1}<x>and one more {}", "b".repeat(400));
         let turn3 = format!("{turn2}<x>and the last one {}", "c".repeat(400));
         // Turn 1 is only noted; turn 2 is stored; turn 3 reuses it.
-        assert_eq!(cache.encode(&turn1, toy_into), toy(&turn1));
+        assert_eq!(cache.encode(&turn1, None, toy_into), toy(&turn1));
         assert_eq!(cache.stats().entries, 0);
-        assert_eq!(cache.encode(&turn2, toy_into), toy(&turn2));
-        assert_eq!(cache.encode(&turn3, toy_into), toy(&turn3));
+        assert_eq!(cache.encode(&turn2, None, toy_into), toy(&turn2));
+        assert_eq!(cache.encode(&turn3, None, toy_into), toy(&turn3));
         let st = cache.stats();
         assert_eq!((st.hits, st.misses, st.entries), (1, 2, 1), "{st:?}");
         assert!(st.hit_bytes as usize > turn1.len(), "{st:?}");
@@ -544,7 +583,7 @@ mod tests {
         for i in 0..20 {
             let other = format!("<x>{i}{}", turn1);
             for _ in 0..2 {
-                assert_eq!(cache.encode(&other, toy_into), toy(&other));
+                assert_eq!(cache.encode(&other, None, toy_into), toy(&other));
             }
         }
         let st = cache.stats();

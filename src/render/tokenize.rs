@@ -18,6 +18,7 @@
 use super::added_split::AddedSplit;
 use super::prompt_cache::{AddedTokenRules, PromptCache, PromptCacheStats};
 use fastokens::SegmentCacheStats;
+use std::sync::Arc;
 use tokenizers::Tokenizer;
 
 /// Which encoder a model uses, and why.
@@ -196,21 +197,45 @@ impl Encoder {
         text: &str,
         add_special_tokens: bool,
     ) -> Result<Vec<u32>, String> {
+        self.encode_keeping(reference, text, None, add_special_tokens)
+    }
+
+    /// [`Encoder::encode`] of a prompt the caller holds shared, without special tokens: the
+    /// prompt cache keeps `prompt` itself rather than a copy.
+    pub fn encode_shared(
+        &self,
+        reference: &Tokenizer,
+        prompt: &Arc<String>,
+    ) -> Result<Vec<u32>, String> {
+        self.encode_keeping(reference, prompt, Some(prompt), false)
+    }
+
+    fn encode_keeping(
+        &self,
+        reference: &Tokenizer,
+        text: &str,
+        shared: Option<&Arc<String>>,
+        add_special_tokens: bool,
+    ) -> Result<Vec<u32>, String> {
         match &self.prompt_cache {
-            Some(cache) if !add_special_tokens => cache.encode(text, |piece, after_reuse, out| {
-                match (&self.fast, &self.added_split) {
-                    (Some(fast), Some(split)) if after_reuse => split.encode_into(fast, piece, out),
-                    _ => {
-                        let ids = self.encode_uncached(reference, piece, false)?;
-                        if out.is_empty() {
-                            *out = ids;
-                        } else {
-                            out.extend_from_slice(&ids);
+            Some(cache) if !add_special_tokens => {
+                cache.encode(text, shared, |piece, after_reuse, out| {
+                    match (&self.fast, &self.added_split) {
+                        (Some(fast), Some(split)) if after_reuse => {
+                            split.encode_into(fast, piece, out)
                         }
-                        Ok(())
+                        _ => {
+                            let ids = self.encode_uncached(reference, piece, false)?;
+                            if out.is_empty() {
+                                *out = ids;
+                            } else {
+                                out.extend_from_slice(&ids);
+                            }
+                            Ok(())
+                        }
                     }
-                }
-            }),
+                })
+            }
             _ => self.encode_uncached(reference, text, add_special_tokens),
         }
     }
