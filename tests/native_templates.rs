@@ -170,7 +170,7 @@ fn render(
         .map(|r| {
             (
                 r.prompt.to_string(),
-                r.token_ids,
+                r.token_ids.to_vec(),
                 r.timings.template_engine == Some(TemplateEngine::Native),
             )
         })

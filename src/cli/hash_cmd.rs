@@ -53,7 +53,11 @@ fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RenderError>
             Some(r) => r,
             None => default_options()?,
         };
-        opts.for_rendered(rendered.token_ids, chat.cache_salt.as_deref(), &model.name)
+        opts.for_rendered(
+            std::sync::Arc::unwrap_or_clone(rendered.token_ids),
+            chat.cache_salt.as_deref(),
+            &model.name,
+        )
     } else {
         parse_json(input)?
     };

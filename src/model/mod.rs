@@ -319,8 +319,11 @@ impl Model {
     }
 
     /// [`Model::encode`] of a prompt held shared, without special tokens (the prompt cache
-    /// keeps it rather than a copy).
-    pub fn encode_shared(&self, prompt: &std::sync::Arc<String>) -> Result<Vec<u32>, String> {
+    /// keeps it and the IDs rather than copies).
+    pub fn encode_shared(
+        &self,
+        prompt: &std::sync::Arc<String>,
+    ) -> Result<std::sync::Arc<Vec<u32>>, String> {
         self.encoder.encode_shared(&self.tokenizer, prompt)
     }
 

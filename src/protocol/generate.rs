@@ -11,7 +11,8 @@ use serde_json::Value;
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerateRequest {
     pub request_id: String,
-    pub token_ids: Vec<u32>,
+    /// Shared with the prompt cache when it kept them.
+    pub token_ids: std::sync::Arc<Vec<u32>>,
     /// Multimodal features (images); `null` for text-only prompts.
     pub features: Option<Value>,
     pub sampling_params: SamplingParams,
@@ -134,7 +135,7 @@ mod tests {
                 .expect("params");
         GenerateRequest {
             request_id: "chatcmpl-\"quoted\"\u{e9}".into(),
-            token_ids: (0..2000).map(|i| i * 97 % 160_000).collect(),
+            token_ids: std::sync::Arc::new((0..2000).map(|i| i * 97 % 160_000).collect()),
             features,
             sampling_params,
             model: "qwen3".into(),

@@ -26,8 +26,8 @@ const RESERVED_KWARGS: [&str; 2] = ["messages", "tools"];
 pub struct ChatRendered {
     /// Shared with the prompt cache, which keeps it for the next turn.
     pub prompt: std::sync::Arc<String>,
-    /// With image placeholders expanded.
-    pub token_ids: Vec<u32>,
+    /// With image placeholders expanded; shared with the prompt cache.
+    pub token_ids: std::sync::Arc<Vec<u32>>,
     /// Multimodal features when the request had images.
     pub features: Option<serde_json::Value>,
     pub timings: Timings,

@@ -125,7 +125,7 @@ pub fn render_completion(
             } else {
                 base_id.clone()
             },
-            token_ids: ids,
+            token_ids: ids.into(),
             features: None,
             sampling_params,
             model: model.name.clone(),

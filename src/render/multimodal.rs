@@ -75,11 +75,11 @@ pub async fn fetch_request_media(
 pub fn expand_images(
     model: &Model,
     images: &[ImageRef],
-    token_ids: Vec<u32>,
+    token_ids: Arc<Vec<u32>>,
     opts: &RenderOptions,
     fetched: &FetchedMedia,
     kw: &super::mm_kwargs::ImageKwargs,
-) -> Result<(Vec<u32>, Option<Value>), RenderError> {
+) -> Result<(Arc<Vec<u32>>, Option<Value>), RenderError> {
     let dtype = kw.dtype;
     if images.is_empty() {
         return Ok((token_ids, None));
@@ -185,7 +185,7 @@ pub fn expand_images(
     let mut out = Vec::with_capacity(token_ids.len() + extra);
     let mut placeholders = Vec::with_capacity(items.len());
     let mut next = items.iter();
-    for t in token_ids {
+    for &t in token_ids.iter() {
         if t == pad {
             if let Some((_, p)) = next.next() {
                 placeholders.push(json!({"offset": out.len(), "length": p.num_tokens}));
@@ -231,5 +231,5 @@ pub fn expand_images(
         features.insert("mm_tensors".into(), image(tensors));
     }
     let features = Value::Object(features);
-    Ok((out, Some(features)))
+    Ok((Arc::new(out), Some(features)))
 }

@@ -79,14 +79,15 @@ struct Cut {
 struct Entry {
     /// The caller's own prompt when it shares it ([`PromptCache::encode`]), else a copy.
     text: Arc<String>,
-    ids: Box<[u32]>,
+    /// Shared with the caller, who sends them as the response.
+    ids: Arc<Vec<u32>>,
     /// Ascending.
     cuts: Box<[Cut]>,
 }
 
 impl Entry {
     fn size(&self) -> usize {
-        self.text.capacity() + self.ids.len() * 4 + self.cuts.len() * 8 + 64
+        self.text.capacity() + self.ids.capacity() * 4 + self.cuts.len() * 8 + 64
     }
 }
 
@@ -205,17 +206,18 @@ impl PromptCache {
     /// a reused prefix, so is text no cached prompt had there (a cache would only store it).
     ///
     /// `shared`, when it is `text` itself, is kept as the entry instead of a copy: a chat
-    /// turn's prompt is ~25 KB, written again into fresh memory each turn otherwise.
+    /// turn's prompt is ~25 KB, written again into fresh memory each turn otherwise. The IDs
+    /// returned are shared with the entry the same way.
     pub fn encode<E>(
         &self,
         text: &str,
         shared: Option<&Arc<String>>,
         mut encode: impl FnMut(&str, bool, &mut Vec<u32>) -> Result<(), E>,
-    ) -> Result<Vec<u32>, E> {
+    ) -> Result<Arc<Vec<u32>>, E> {
         let mut ids = Vec::new();
         if text.len() < MIN_TEXT || text.len() > u32::MAX as usize {
             encode(text, false, &mut ids)?;
-            return Ok(ids);
+            return Ok(Arc::new(ids));
         }
         let head = self.key(text);
         let base = self.best_match(head.key, text);
@@ -227,7 +229,9 @@ impl PromptCache {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 self.hit_bytes
                     .fetch_add(u64::from(cut.byte), Ordering::Relaxed);
-                ids.reserve(entry.ids.len() + 256);
+                // Room for the new text's IDs at up to one per 3 bytes (English runs ~4), so
+                // the vector rarely grows: the entry keeps it, counted at its capacity.
+                ids.reserve(cut.ids as usize + (text.len() - cut.byte as usize) / 3 + 64);
                 ids.extend_from_slice(&entry.ids[..cut.ids as usize]);
                 let start = cut.byte as usize;
                 (
@@ -243,7 +247,7 @@ impl PromptCache {
                 let slot = &self.seen[(head.key % SEEN_SLOTS as u64) as usize];
                 if slot.swap(head.key, Ordering::Relaxed) != head.key {
                     encode(text, false, &mut ids)?;
-                    return Ok(ids);
+                    return Ok(Arc::new(ids));
                 }
                 (ids, Vec::new(), 0, &head.cuts[..], head.scanned)
             }
@@ -268,13 +272,14 @@ impl PromptCache {
         if piece < text.len() {
             encode(&text[piece..], hit, &mut ids)?;
         }
+        let ids = Arc::new(ids);
         if ids.len() <= u32::MAX as usize {
             let entry = Entry {
                 text: shared
                     .filter(|s| std::ptr::eq(s.as_str(), text))
                     .cloned()
                     .unwrap_or_else(|| Arc::new(text.to_owned())),
-                ids: ids.as_slice().into(),
+                ids: ids.clone(),
                 cuts: cuts.into_boxed_slice(),
             };
             self.insert(head.key, entry, base.map(|(e, _, shared)| (e, shared)));
@@ -526,7 +531,10 @@ mod tests {
         let turn2 = format!("{turn1}<x>{}", "b".repeat(300));
         let turn3 = format!("{turn2}<x>{}", "c".repeat(300));
         for t in [&turn1, &turn2, &turn3] {
-            assert_eq!(cache.encode(t, None, toy_into), toy(t));
+            assert_eq!(
+                cache.encode(t, None, toy_into).map(Arc::unwrap_or_clone),
+                toy(t)
+            );
         }
         let st = cache.stats();
         assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
@@ -554,28 +562,52 @@ mod tests {
         };
         let (t1, t2, t3) = (turn(20), turn(21), turn(22));
         for t in [&t1, &t2] {
-            assert_eq!(cache.encode(t, Some(t), toy_into), toy(t));
+            assert_eq!(
+                cache.encode(t, Some(t), toy_into).map(Arc::unwrap_or_clone),
+                toy(t)
+            );
         }
         assert!(kept(&t2));
         let decoy = Arc::new(t3.to_string());
-        assert_eq!(cache.encode(&t3, Some(&decoy), toy_into), toy(&t3));
+        assert_eq!(
+            cache
+                .encode(&t3, Some(&decoy), toy_into)
+                .map(Arc::unwrap_or_clone),
+            toy(&t3)
+        );
         assert!(!kept(&decoy) && !kept(&t3));
         assert_eq!(cache.stats().hits, 1);
     }
 
     #[test]
     fn turn_two_reuses_turn_one_and_evicts_within_budget() {
-        let cache = PromptCache::new(&[rules("<x>")], false, 64 * 1024).unwrap();
+        // The toy encoder gives one ID per byte, 4 bytes of IDs per byte of text.
+        let cache = PromptCache::new(&[rules("<x>")], false, 128 * 1024).unwrap();
         let turn1: String = (0..40)
             .map(|i| format!("<x>message {i} {}", "a".repeat(300)))
             .collect();
         let turn2 = format!("{turn1}<x>and one more {}", "b".repeat(400));
         let turn3 = format!("{turn2}<x>and the last one {}", "c".repeat(400));
         // Turn 1 is only noted; turn 2 is stored; turn 3 reuses it.
-        assert_eq!(cache.encode(&turn1, None, toy_into), toy(&turn1));
+        assert_eq!(
+            cache
+                .encode(&turn1, None, toy_into)
+                .map(Arc::unwrap_or_clone),
+            toy(&turn1)
+        );
         assert_eq!(cache.stats().entries, 0);
-        assert_eq!(cache.encode(&turn2, None, toy_into), toy(&turn2));
-        assert_eq!(cache.encode(&turn3, None, toy_into), toy(&turn3));
+        assert_eq!(
+            cache
+                .encode(&turn2, None, toy_into)
+                .map(Arc::unwrap_or_clone),
+            toy(&turn2)
+        );
+        assert_eq!(
+            cache
+                .encode(&turn3, None, toy_into)
+                .map(Arc::unwrap_or_clone),
+            toy(&turn3)
+        );
         let st = cache.stats();
         assert_eq!((st.hits, st.misses, st.entries), (1, 2, 1), "{st:?}");
         assert!(st.hit_bytes as usize > turn1.len(), "{st:?}");
@@ -583,7 +615,12 @@ mod tests {
         for i in 0..20 {
             let other = format!("<x>{i}{}", turn1);
             for _ in 0..2 {
-                assert_eq!(cache.encode(&other, None, toy_into), toy(&other));
+                assert_eq!(
+                    cache
+                        .encode(&other, None, toy_into)
+                        .map(Arc::unwrap_or_clone),
+                    toy(&other)
+                );
             }
         }
         let st = cache.stats();

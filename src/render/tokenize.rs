@@ -198,15 +198,16 @@ impl Encoder {
         add_special_tokens: bool,
     ) -> Result<Vec<u32>, String> {
         self.encode_keeping(reference, text, None, add_special_tokens)
+            .map(Arc::unwrap_or_clone)
     }
 
     /// [`Encoder::encode`] of a prompt the caller holds shared, without special tokens: the
-    /// prompt cache keeps `prompt` itself rather than a copy.
+    /// prompt cache keeps `prompt` itself rather than a copy, and the IDs it returns.
     pub fn encode_shared(
         &self,
         reference: &Tokenizer,
         prompt: &Arc<String>,
-    ) -> Result<Vec<u32>, String> {
+    ) -> Result<Arc<Vec<u32>>, String> {
         self.encode_keeping(reference, prompt, Some(prompt), false)
     }
 
@@ -216,7 +217,7 @@ impl Encoder {
         text: &str,
         shared: Option<&Arc<String>>,
         add_special_tokens: bool,
-    ) -> Result<Vec<u32>, String> {
+    ) -> Result<Arc<Vec<u32>>, String> {
         match &self.prompt_cache {
             Some(cache) if !add_special_tokens => {
                 cache.encode(text, shared, |piece, after_reuse, out| {
@@ -236,7 +237,9 @@ impl Encoder {
                     }
                 })
             }
-            _ => self.encode_uncached(reference, text, add_special_tokens),
+            _ => self
+                .encode_uncached(reference, text, add_special_tokens)
+                .map(Arc::new),
         }
     }
 

@@ -220,7 +220,7 @@ pub async fn tokenize(
                 if req.add_special_tokens.unwrap_or(false) {
                     render::chat::encode(&model, &prompt.prompt, true)?
                 } else {
-                    prompt.token_ids
+                    Arc::unwrap_or_clone(prompt.token_ids)
                 }
             }
             _ => {

@@ -256,7 +256,7 @@ pub fn turn(
             ))
         }
     };
-    let mut held = turn1.clone();
+    let mut held = turn1.to_vec();
     held.extend_from_slice(&reply_ids);
 
     let mut messages2 = case.messages.clone();
