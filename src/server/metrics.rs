@@ -1,8 +1,8 @@
 //! Prometheus metrics (`GET /metrics`, text format 0.0.4). Names are prefixed `llm_render_`.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use std::time::Duration;
 
@@ -12,8 +12,28 @@ const BUCKETS: &[f64] = &[
     2.5, 5.0, 10.0,
 ];
 
+/// The series every answered request of one route touches, looked up once: `with_label_values`
+/// hashes its labels and takes a read lock on each call, six times per render.
+struct RouteSeries {
+    route: &'static str,
+    ok: IntCounter,
+    latency: Histogram,
+}
+
+/// The series every render of one model touches, looked up once.
+struct ModelSeries {
+    model: String,
+    tokens: IntCounter,
+    template: Histogram,
+    tokenize: Histogram,
+    native: IntCounter,
+    minijinja: IntCounter,
+}
+
 pub struct Metrics {
     registry: Registry,
+    routes: Vec<RouteSeries>,
+    models: Vec<ModelSeries>,
     pub requests: IntCounterVec,
     pub errors: IntCounterVec,
     pub latency: HistogramVec,
@@ -35,7 +55,8 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new() -> Result<Self, prometheus::Error> {
+    /// The registry, with the series of `routes` (status 200) and of `models` made up front.
+    pub fn new(routes: &[&'static str], models: &[&str]) -> Result<Self, prometheus::Error> {
         let registry = Registry::new_custom(Some("llm_render".into()), None)?;
         let requests = IntCounterVec::new(
             Opts::new("requests_total", "HTTP requests by route and status"),
@@ -114,8 +135,29 @@ impl Metrics {
         registry.register(Box::new(template_seconds.clone()))?;
         registry.register(Box::new(template_renders.clone()))?;
         registry.register(Box::new(tokenize_seconds.clone()))?;
+        let routes = routes
+            .iter()
+            .map(|&route| RouteSeries {
+                route,
+                ok: requests.with_label_values(&[route, "200"]),
+                latency: latency.with_label_values(&[route]),
+            })
+            .collect();
+        let models = models
+            .iter()
+            .map(|&model| ModelSeries {
+                model: model.to_string(),
+                tokens: prompt_tokens.with_label_values(&[model]),
+                template: template_seconds.with_label_values(&[model]),
+                tokenize: tokenize_seconds.with_label_values(&[model]),
+                native: template_renders.with_label_values(&[model, "native"]),
+                minijinja: template_renders.with_label_values(&[model, "minijinja"]),
+            })
+            .collect();
         Ok(Metrics {
             registry,
+            routes,
+            models,
             requests,
             errors,
             latency,
@@ -133,6 +175,13 @@ impl Metrics {
 
     /// Records one finished HTTP request.
     pub fn observe_request(&self, route: &str, status: u16, elapsed: Duration) {
+        if status == 200 {
+            if let Some(r) = self.routes.iter().find(|r| r.route == route) {
+                r.ok.inc();
+                r.latency.observe(elapsed.as_secs_f64());
+                return;
+            }
+        }
         let mut digits = itoa::Buffer::new();
         let label = digits.format(status);
         self.requests.with_label_values(&[route, label]).inc();
@@ -146,6 +195,17 @@ impl Metrics {
 
     /// Records one render's token count and stage times.
     pub fn observe_render(&self, model: &str, tokens: usize, timings: crate::render::Timings) {
+        if let Some(m) = self.models.iter().find(|m| m.model == model) {
+            m.tokens.inc_by(tokens as u64);
+            m.template.observe(timings.template.as_secs_f64());
+            m.tokenize.observe(timings.tokenize.as_secs_f64());
+            match timings.template_engine {
+                Some(crate::render::TemplateEngine::Native) => m.native.inc(),
+                Some(crate::render::TemplateEngine::Minijinja) => m.minijinja.inc(),
+                None => {}
+            }
+            return;
+        }
         self.prompt_tokens
             .with_label_values(&[model])
             .inc_by(tokens as u64);

@@ -96,9 +96,14 @@ impl AppState {
         let shortest = config
             .header_read_timeout
             .map_or(config.request_timeout, |h| h.min(config.request_timeout));
+        let model_names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
+        let metrics = Metrics::new(
+            &[WORK_ROUTES.as_slice(), INFO_ROUTES.as_slice()].concat(),
+            &model_names,
+        )?;
         Ok(Arc::new(AppState {
             models,
-            metrics: Metrics::new()?,
+            metrics,
             deadlines: Deadlines::start(shortest).map_err(StateError::Thread)?,
             config,
             permits,
