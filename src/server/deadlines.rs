@@ -31,9 +31,10 @@
 //!
 //! The sweeper thread wakes every tick (an eighth of the shorter timeout, 10–250 ms), advances
 //! the clock, and wakes the tasks whose deadline has passed and the connections that have
-//! waited too long; the tasks then see that for themselves and end. A timeout therefore fires
-//! up to one tick late. The sweeper's own sleep is the only timer, four times a second at the
-//! defaults.
+//! waited too long; the tasks then see that for themselves and end. Deadlines are armed from
+//! the real clock (one `clock_gettime` in the vDSO) and checked against the last tick, so a
+//! timeout fires up to one tick late, never early. The sweeper's own sleep is the only timer,
+//! four times a second at the defaults.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -96,7 +97,7 @@ impl Deadlines {
         limit: Duration,
         fut: F,
     ) -> Result<F::Output, Elapsed> {
-        let mut deadline = self.deadline(self.now_ms().saturating_add(ceil_ms(limit)));
+        let mut deadline = self.deadline(self.real_now_ms().saturating_add(ceil_ms(limit)));
         let mut fut = std::pin::pin!(fut);
         std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
@@ -115,7 +116,7 @@ impl Deadlines {
         let watch = Arc::new(ConnectionWatch {
             deadlines: self.clone(),
             timeout_ms: ceil_ms(timeout),
-            since_ms: AtomicU64::new(self.now_ms()),
+            since_ms: AtomicU64::new(self.real_now_ms()),
             waker: Mutex::new(None),
             registered: AtomicBool::new(false),
         });
@@ -131,14 +132,22 @@ impl Deadlines {
         }
     }
 
+    /// The clock as of the last tick: what expiry is checked against. It is never ahead of
+    /// the real time, so nothing expires early.
     fn now_ms(&self) -> u64 {
         self.now_ms.load(Ordering::Relaxed)
+    }
+
+    /// The real time, for arming: a deadline counted from the last tick could fire up to a
+    /// tick early.
+    fn real_now_ms(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Advances the clock, wakes the tasks whose deadline has passed and the connections that
     /// have waited too long, and forgets closed connections.
     fn sweep(&self) {
-        let now = u64::try_from(self.base.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let now = self.real_now_ms();
         self.now_ms.store(now, Ordering::Relaxed);
         let mut due: Vec<Waker> = lock(&self.slots)
             .table
@@ -257,7 +266,7 @@ impl ConnectionWatch {
     /// A response's body has been handed to hyper: the connection waits for the next head.
     pub fn response_sent(&self) {
         self.since_ms
-            .store(self.deadlines.now_ms(), Ordering::Relaxed);
+            .store(self.deadlines.real_now_ms(), Ordering::Relaxed);
     }
 
     /// Resolves once the connection has waited longer than its timeout for a request head.
@@ -314,6 +323,28 @@ mod tests {
         d.sweep();
         assert_eq!(count.0.load(Ordering::Relaxed), 1);
         assert!(deadline.poll_expired(&mut cx));
+    }
+
+    /// Armed from the real clock, not the last tick's: a timeout never fires early.
+    #[test]
+    fn a_stale_tick_does_not_make_a_timeout_early() {
+        let d = Deadlines::start(Duration::from_secs(60)).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let t = Instant::now();
+        let r = rt.block_on(d.timeout(Duration::from_millis(50), async {
+            // Sweeps by hand (the thread ticks every 250 ms), as the clock stood 100 ms behind.
+            d.sweep();
+            std::future::pending::<()>().await
+        }));
+        assert_eq!(r, Err(Elapsed));
+        assert!(
+            t.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
