@@ -8,6 +8,8 @@
 //! reused, that lookup always misses and the store only fills the cache (~3% of a turn's
 //! server CPU); [`AddedSplit`] splits such text itself and encodes the pieces with
 //! fastokens' `encode_ordinary`, which matches no added tokens and skips the segment cache.
+//! Where the added tokens are comes from the prompt cache's own scan of that text (its
+//! automaton holds the same contents, leftmost-longest), so nothing scans it twice.
 //!
 //! It only exists when the split is exactly `find_matches`' for every input: every added
 //! token is `normalized: false` (no second, normalized pass) with none of `lstrip`, `rstrip`
@@ -15,15 +17,13 @@
 //! `encode_special_tokens` is off. `tests/prompt_cache.rs` compares the result with the
 //! reference on random prompts for every fixture tokenizer.
 
-use aho_corasick::{AhoCorasick, MatchKind};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use tokenizers::Tokenizer;
 
 /// See the module documentation.
 pub struct AddedSplit {
-    automaton: AhoCorasick,
-    /// By automaton pattern: the token's ID.
-    ids: Vec<u32>,
+    /// Each added token's ID by its content.
+    ids: HashMap<String, u32>,
 }
 
 impl AddedSplit {
@@ -32,9 +32,7 @@ impl AddedSplit {
         if reference.get_encode_special_tokens() {
             return Err("the tokenizer splits special tokens (encode_special_tokens)".into());
         }
-        let mut patterns = Vec::new();
-        let mut ids = Vec::new();
-        let mut seen = HashSet::new();
+        let mut ids = HashMap::new();
         let mut decoder: Vec<_> = reference.get_added_tokens_decoder().into_iter().collect();
         decoder.sort_by_key(|(id, _)| *id);
         for (id, t) in decoder {
@@ -47,44 +45,45 @@ impl AddedSplit {
             if t.content.is_empty() {
                 continue;
             }
-            if !seen.insert(t.content.clone()) {
+            if ids.contains_key(&t.content) {
                 return Err(format!(
                     "two added tokens share the content {:?}",
                     t.content
                 ));
             }
-            patterns.push(t.content);
-            ids.push(id);
+            ids.insert(t.content, id);
         }
-        if patterns.is_empty() {
+        if ids.is_empty() {
             return Err("no added tokens".into());
         }
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&patterns)
-            .map_err(|e| e.to_string())?;
-        Ok(AddedSplit { automaton, ids })
+        Ok(AddedSplit { ids })
     }
 
-    /// Appends the IDs of `text` (encoded without added special tokens) to `out`.
+    /// Appends the IDs of `text` (encoded without added special tokens) to `out`, given
+    /// where its added tokens are (`added`: byte ranges in order, as `find_matches` finds
+    /// them). `None` when a range is not an added token, which a correct caller never gives.
     pub fn encode_into(
         &self,
         fast: &fastokens::Tokenizer,
         text: &str,
+        added: &[(usize, usize)],
         out: &mut Vec<u32>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<()>, String> {
         let mut start = 0;
-        for m in self.automaton.find_iter(text) {
-            if start < m.start() {
-                out.extend(Self::plain(fast, &text[start..m.start()])?);
+        for &(from, to) in added {
+            let Some(&id) = text.get(from..to).and_then(|t| self.ids.get(t)) else {
+                return Ok(None);
+            };
+            if start < from {
+                out.extend(Self::plain(fast, &text[start..from])?);
             }
-            out.push(self.ids[m.pattern().as_usize()]);
-            start = m.end();
+            out.push(id);
+            start = to;
         }
         if start < text.len() {
             out.extend(Self::plain(fast, &text[start..])?);
         }
-        Ok(())
+        Ok(Some(()))
     }
 
     fn plain(fast: &fastokens::Tokenizer, text: &str) -> Result<Vec<u32>, String> {

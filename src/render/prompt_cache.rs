@@ -202,8 +202,11 @@ impl PromptCache {
 
     /// Encodes `text` as `encode` would in one call, reusing the IDs of a cached prompt that
     /// shares a prefix with it. `encode(piece, after_reuse, out)` appends the IDs of `piece`,
-    /// encoded without adding special tokens, to `out`; `after_reuse` says the piece follows
-    /// a reused prefix, so is text no cached prompt had there (a cache would only store it).
+    /// encoded without adding special tokens, to `out`. `after_reuse` is set when the piece
+    /// follows a reused prefix, so is text no cached prompt had there (a cache would only
+    /// store it); it then holds where the added tokens are in the piece (byte ranges, in
+    /// order, leftmost-longest as `tokenizers` finds them), from this cache's own scan, so
+    /// the encoder need not scan the piece again.
     ///
     /// `shared`, when it is `text` itself, is kept as the entry instead of a copy: a chat
     /// turn's prompt is ~25 KB, written again into fresh memory each turn otherwise. The IDs
@@ -212,11 +215,11 @@ impl PromptCache {
         &self,
         text: &str,
         shared: Option<&Arc<String>>,
-        mut encode: impl FnMut(&str, bool, &mut Vec<u32>) -> Result<(), E>,
+        mut encode: impl FnMut(&str, Option<&[(usize, usize)]>, &mut Vec<u32>) -> Result<(), E>,
     ) -> Result<Arc<Vec<u32>>, E> {
         let mut ids = Vec::new();
         if text.len() < MIN_TEXT || text.len() > u32::MAX as usize {
-            encode(text, false, &mut ids)?;
+            encode(text, None, &mut ids)?;
             return Ok(Arc::new(ids));
         }
         let head = self.key(text);
@@ -246,22 +249,17 @@ impl PromptCache {
                 self.misses.fetch_add(1, Ordering::Relaxed);
                 let slot = &self.seen[(head.key % SEEN_SLOTS as u64) as usize];
                 if slot.swap(head.key, Ordering::Relaxed) != head.key {
-                    encode(text, false, &mut ids)?;
+                    encode(text, None, &mut ids)?;
                     return Ok(Arc::new(ids));
                 }
                 (ids, Vec::new(), 0, &head.cuts[..], head.scanned)
             }
         };
         let hit = base.is_some();
-        let further = self
-            .automaton
-            .find_iter(&text[resume..])
-            .filter(|m| self.is_cut[m.pattern().as_usize()])
-            .map(|m| resume + m.end());
         let mut piece = start;
-        for end in known.iter().copied().chain(further) {
+        for &end in known {
             if end - piece >= MIN_PIECE {
-                encode(&text[piece..end], hit, &mut ids)?;
+                encode(&text[piece..end], None, &mut ids)?;
                 cuts.push(Cut {
                     byte: end as u32,
                     ids: ids.len() as u32,
@@ -269,8 +267,24 @@ impl PromptCache {
                 piece = end;
             }
         }
+        // The added tokens found in the current piece, relative to its start. On a hit the
+        // scan starts where the piece does, so this is all of them.
+        let mut inside: Vec<(usize, usize)> = Vec::new();
+        for m in self.automaton.find_iter(&text[resume..]) {
+            let end = resume + m.end();
+            inside.push((resume + m.start() - piece, end - piece));
+            if self.is_cut[m.pattern().as_usize()] && end - piece >= MIN_PIECE {
+                encode(&text[piece..end], hit.then_some(&inside[..]), &mut ids)?;
+                cuts.push(Cut {
+                    byte: end as u32,
+                    ids: ids.len() as u32,
+                });
+                piece = end;
+                inside.clear();
+            }
+        }
         if piece < text.len() {
-            encode(&text[piece..], hit, &mut ids)?;
+            encode(&text[piece..], hit.then_some(&inside[..]), &mut ids)?;
         }
         let ids = Arc::new(ids);
         if ids.len() <= u32::MAX as usize {
@@ -518,7 +532,11 @@ mod tests {
     }
 
     /// [`toy`] as [`PromptCache::encode`] calls its encoder.
-    fn toy_into(text: &str, _after_reuse: bool, out: &mut Vec<u32>) -> Result<(), ()> {
+    fn toy_into(
+        text: &str,
+        _after_reuse: Option<&[(usize, usize)]>,
+        out: &mut Vec<u32>,
+    ) -> Result<(), ()> {
         out.extend(toy(text)?);
         Ok(())
     }
@@ -538,6 +556,37 @@ mod tests {
         }
         let st = cache.stats();
         assert_eq!((st.hits, st.misses), (1, 2), "{st:?}");
+    }
+
+    /// After a reused prefix each piece comes with where its added tokens are: every one, in
+    /// order, piece-relative.
+    #[test]
+    fn pieces_after_a_reuse_carry_their_added_tokens() {
+        let cache = PromptCache::new(&[rules("<x>"), rules("<long>")], false, 1 << 20).unwrap();
+        let turn = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("<x>message {i} <long> {}<lo", "a".repeat(300)))
+                .collect()
+        };
+        let mut checked = 0;
+        for n in [20, 21, 22, 30] {
+            let t = turn(n);
+            let ids = cache.encode(&t, None, |piece, after_reuse, out: &mut Vec<u32>| {
+                if let Some(added) = after_reuse {
+                    let mut want: Vec<(usize, usize)> = piece
+                        .match_indices("<x>")
+                        .chain(piece.match_indices("<long>"))
+                        .map(|(i, m)| (i, i + m.len()))
+                        .collect();
+                    want.sort();
+                    assert_eq!(added, &want[..], "{piece}");
+                    checked += 1;
+                }
+                toy_into(piece, None, out)
+            });
+            assert_eq!(ids.map(Arc::unwrap_or_clone), toy(&t));
+        }
+        assert!(checked > 2, "{checked}");
     }
 
     /// A prompt the caller shares becomes the entry itself; a `shared` that is not the text
