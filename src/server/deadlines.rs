@@ -160,7 +160,12 @@ impl Deadlines {
                 return false;
             };
             if w.expired_at(now) {
-                due.extend(lock(&w.waker).take());
+                if let Some(waker) = lock(&w.waker).take() {
+                    // The task may find the connection busy again when it runs, and must
+                    // then leave its waker anew for the next time it waits too long.
+                    w.registered.store(false, Ordering::Relaxed);
+                    due.push(waker);
+                }
             }
             true
         });
@@ -385,6 +390,14 @@ mod tests {
         std::thread::sleep(Duration::from_millis(40));
         d.sweep();
         assert_eq!(count.0.load(Ordering::Relaxed), 1);
+        // Woken, but a request came in before the task ran: it waits again, and is woken
+        // again when that wait runs too long.
+        watch.request_started();
+        assert!(expired.as_mut().poll(&mut cx).is_pending());
+        watch.response_sent();
+        std::thread::sleep(Duration::from_millis(40));
+        d.sweep();
+        assert_eq!(count.0.load(Ordering::Relaxed), 2);
         assert!(expired.as_mut().poll(&mut cx).is_ready());
         drop(expired);
         drop(watch);
