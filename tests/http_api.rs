@@ -306,6 +306,29 @@ fn unknown_model_route_and_method() {
 }
 
 #[test]
+fn wrong_methods_are_405_with_allow_and_head_is_get_without_a_body() {
+    let base = golden_server();
+    for (method, path, allow) in [
+        (reqwest::Method::GET, "/v1/chat/completions/render", "POST"),
+        (reqwest::Method::PUT, "/tokenize", "POST"),
+        (reqwest::Method::POST, "/health", "GET,HEAD"),
+        (reqwest::Method::DELETE, "/v1/models", "GET,HEAD"),
+    ] {
+        let resp = client()
+            .request(method.clone(), format!("{base}{path}"))
+            .send()
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 405, "{method} {path}");
+        assert_eq!(resp.headers()["allow"], allow, "{method} {path}");
+        let body: Value = resp.json().unwrap();
+        assert_error(&(405, body), 405, "method not allowed", None);
+    }
+    let resp = client().head(format!("{base}/v1/models")).send().unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.bytes().unwrap().len(), 0);
+}
+
+#[test]
 fn template_raise_exception_is_400_with_its_message() {
     let req = json!({"model": "llama3_1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
         "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
@@ -366,6 +389,22 @@ fn oversized_body_is_413() {
         None,
     );
     assert_eq!(post_json(&chat_url(&base), &hello("qwen3")).0, 200);
+    // Sent chunked, without a content-length to refuse it by: cut off at the limit.
+    let resp = client()
+        .post(chat_url(&base))
+        .header("content-type", "application/json")
+        .body(reqwest::blocking::Body::new(std::io::Cursor::new(
+            big.to_string().into_bytes(),
+        )))
+        .send()
+        .unwrap();
+    let status = resp.status().as_u16();
+    assert_error(
+        &(status, resp.json().unwrap()),
+        413,
+        "--max-body-bytes",
+        None,
+    );
 }
 
 #[test]

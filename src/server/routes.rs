@@ -1,5 +1,6 @@
-//! Route handlers. Each parses its body, runs the CPU work on the blocking pool and maps
-//! every failure to an OpenAI-shaped error.
+//! Route handlers (`dispatch.rs` routes to them, with the body already read). Each parses
+//! its body, runs the CPU work inline or on the blocking pool, and maps every failure to an
+//! OpenAI-shaped error.
 
 use super::{ApiError, AppState};
 use crate::error::RenderError;
@@ -10,27 +11,10 @@ use crate::protocol::{
 };
 use crate::render::{self, render_completion};
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use std::sync::Arc;
-
-type Body = Result<Bytes, BytesRejection>;
-
-/// The request body, or 413 past `--max-body-bytes` (axum's `DefaultBodyLimit`).
-fn body(b: Body) -> Result<Bytes, ApiError> {
-    b.map_err(|r| {
-        let status = r.status();
-        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "request body is larger than the server's limit (--max-body-bytes)".to_string()
-        } else {
-            r.body_text()
-        };
-        ApiError::new(status, message)
-    })
-}
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
@@ -164,8 +148,7 @@ impl JsonBytes {
     }
 }
 
-pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<JsonBytes, ApiError> {
-    let bytes = body(b)?;
+pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
     // http(s) images are fetched here, on the reactor, before the CPU-bound render.
     let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
         let req: ChatRequest = parse_json(&bytes)?;
@@ -185,11 +168,7 @@ pub async fn chat_render(State(st): State<Arc<AppState>>, b: Body) -> Result<Jso
     Ok(out)
 }
 
-pub async fn completion_render(
-    State(st): State<Arc<AppState>>,
-    b: Body,
-) -> Result<JsonBytes, ApiError> {
-    let bytes = body(b)?;
+pub async fn completion_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
     let out = blocking(&st, bytes, move |st, bytes| {
         let req: CompletionRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
@@ -202,11 +181,7 @@ pub async fn completion_render(
     Ok(out)
 }
 
-pub async fn tokenize(
-    State(st): State<Arc<AppState>>,
-    b: Body,
-) -> Result<Json<TokenizeResponse>, ApiError> {
-    let bytes = body(b)?;
+pub async fn tokenize(st: Arc<AppState>, bytes: Bytes) -> Result<Json<TokenizeResponse>, ApiError> {
     let out = blocking(&st, bytes, move |st, bytes| {
         let req: TokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
@@ -248,10 +223,9 @@ pub async fn tokenize(
 }
 
 pub async fn detokenize(
-    State(st): State<Arc<AppState>>,
-    b: Body,
+    st: Arc<AppState>,
+    bytes: Bytes,
 ) -> Result<Json<DetokenizeResponse>, ApiError> {
-    let bytes = body(b)?;
     let out = blocking(&st, bytes, move |st, bytes| {
         let req: DetokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
@@ -276,10 +250,9 @@ pub async fn detokenize(
 }
 
 pub async fn block_hashes(
-    State(st): State<Arc<AppState>>,
-    b: Body,
+    st: Arc<AppState>,
+    bytes: Bytes,
 ) -> Result<Json<crate::hashing::HashResponse>, ApiError> {
-    let bytes = body(b)?;
     let out = blocking(&st, bytes, move |_, bytes| {
         let req: crate::hashing::HashRequest = parse_json(&bytes)?;
         Ok(crate::hashing::compute(&req)?)
@@ -289,25 +262,24 @@ pub async fn block_hashes(
 }
 
 pub async fn chat_derender(
-    State(st): State<Arc<AppState>>,
-    b: Body,
+    st: Arc<AppState>,
+    bytes: Bytes,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    derender(st, b, crate::derender::Kind::Chat).await
+    derender(st, bytes, crate::derender::Kind::Chat).await
 }
 
 pub async fn completion_derender(
-    State(st): State<Arc<AppState>>,
-    b: Body,
+    st: Arc<AppState>,
+    bytes: Bytes,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    derender(st, b, crate::derender::Kind::Completion).await
+    derender(st, bytes, crate::derender::Kind::Completion).await
 }
 
 async fn derender(
     st: Arc<AppState>,
-    b: Body,
+    bytes: Bytes,
     kind: crate::derender::Kind,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let bytes = body(b)?;
     let out = blocking(&st, bytes, move |st, bytes| {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
@@ -317,11 +289,7 @@ async fn derender(
     Ok(Json(out))
 }
 
-pub async fn health() -> StatusCode {
-    StatusCode::OK
-}
-
-pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
+pub fn models(st: &AppState) -> Json<ModelList> {
     let created = crate::render::unix_now();
     let data = st
         .models
@@ -354,21 +322,10 @@ pub async fn models(State(st): State<Arc<AppState>>) -> Json<ModelList> {
     })
 }
 
-pub async fn metrics(State(st): State<Arc<AppState>>) -> impl IntoResponse {
+pub fn metrics(st: &AppState) -> impl IntoResponse {
     st.metrics.observe_caches(st.models.models());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         st.metrics.render_text(),
-    )
-}
-
-pub async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "no such route")
-}
-
-pub async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method not allowed on this route",
     )
 }

@@ -25,19 +25,15 @@
 //! request it is serving and closes (hyper's graceful shutdown), and the process exits
 //! when the last one has.
 
-use super::deadlines::{ConnectionWatch, Deadlines};
+use super::deadlines::Deadlines;
+use super::dispatch::Dispatcher;
 use super::AppState;
-use axum::body::Body;
-use axum::Router;
-use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
-use tower::ServiceExt;
 
 /// One worker as the acceptor sees it.
 struct Worker {
@@ -67,7 +63,6 @@ pub fn serve_per_core_until(
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let header_timeout = header_timeout(&state);
-    let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = workers.max(1);
     let mut pool = Vec::with_capacity(workers);
@@ -80,7 +75,7 @@ pub fn serve_per_core_until(
         let worker = WorkerLoop {
             incoming: rx,
             header_timeout: header_timeout.clone(),
-            router: router.clone(),
+            state: state.clone(),
             open: open.clone(),
             stop: stop_rx.clone(),
         };
@@ -144,7 +139,6 @@ pub async fn serve_work_stealing(
     state: Arc<AppState>,
 ) -> std::io::Result<()> {
     let header_timeout = header_timeout(&state);
-    let router = super::router(state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
     accept_until_shutdown(&listener, super::shutdown_signal(), |stream| {
@@ -152,7 +146,7 @@ pub async fn serve_work_stealing(
         tasks.spawn(serve_connection(
             stream,
             header_timeout.clone(),
-            router.clone(),
+            state.clone(),
             stop_rx.clone(),
             (),
         ));
@@ -202,7 +196,7 @@ fn header_timeout(state: &AppState) -> Option<(Duration, Arc<Deadlines>)> {
 struct WorkerLoop {
     incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
     header_timeout: Option<(Duration, Arc<Deadlines>)>,
-    router: Router,
+    state: Arc<AppState>,
     open: Arc<AtomicUsize>,
     stop: watch::Receiver<bool>,
 }
@@ -225,7 +219,7 @@ impl WorkerLoop {
                     tasks.spawn(serve_connection(
                         stream,
                         self.header_timeout.clone(),
-                        self.router.clone(),
+                        self.state.clone(),
                         self.stop.clone(),
                         guard,
                     ));
@@ -253,7 +247,7 @@ impl Drop for OpenGuard {
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     header_timeout: Option<(Duration, Arc<Deadlines>)>,
-    router: Router,
+    state: Arc<AppState>,
     mut stop: watch::Receiver<bool>,
     _guard: impl Send + 'static,
 ) {
@@ -262,20 +256,7 @@ async fn serve_connection(
     // The header-read timeout runs while the connection waits for a request head: from now,
     // and from each response's end to the next request (`server::deadlines`, not hyper's).
     let watch = header_timeout.map(|(timeout, deadlines)| deadlines.watch(timeout));
-    let (on_request, on_response) = (watch.clone(), watch.clone());
-    let service = TowerToHyperService::new(
-        router
-            .map_request(move |req: axum::http::Request<Incoming>| {
-                if let Some(w) = &on_request {
-                    w.request_started();
-                }
-                req.map(Body::new)
-            })
-            .map_response(move |resp: axum::response::Response| match &on_response {
-                Some(w) => resp.map(|body| Body::new(SentOnDrop(body, w.clone()))),
-                None => resp,
-            }),
-    );
+    let service = Dispatcher::new(state, watch.clone());
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.header_read_timeout(None);
     let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
@@ -294,34 +275,4 @@ async fn serve_connection(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
-}
-
-/// A response body that tells the connection's watch when hyper is done with it (has
-/// written it, or dropped it with the connection).
-struct SentOnDrop(Body, Arc<ConnectionWatch>);
-
-impl http_body::Body for SentOnDrop {
-    type Data = bytes::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.0).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.0.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.0.size_hint()
-    }
-}
-
-impl Drop for SentOnDrop {
-    fn drop(&mut self) {
-        self.1.response_sent();
-    }
 }

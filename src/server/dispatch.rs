@@ -1,0 +1,319 @@
+//! Which handler serves a request, and what every request passes through on its way:
+//! metrics and a debug log line (every route) → for the work routes, a guard that answers
+//! 503 at once when `--max-concurrency` requests are in flight and 504 past the request
+//! timeout → the body, read up to `--max-body-bytes` (413 past it) → the handler.
+//!
+//! Every route is a fixed path, so routing is a `match` on the path and the method rather
+//! than axum's `Router` with two `axum::middleware::from_fn` layers, which cost a chat turn
+//! boxed services and futures at each layer, a clone of the matched route's service, and a
+//! boxed request body: ~5% of the server's CPU per chat turn (paired runs of
+//! `benches/ab_turns.py`, see the README). Here a request costs one boxed future. The
+//! handlers (`routes.rs`) still answer with axum's response types.
+
+use super::deadlines::ConnectionWatch;
+use super::routes;
+use super::{ApiError, AppState};
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderValue, Method, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Every route the server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    ChatRender,
+    CompletionRender,
+    Tokenize,
+    Detokenize,
+    BlockHashes,
+    ChatDerender,
+    CompletionDerender,
+    Health,
+    Models,
+    Metrics,
+}
+
+impl Route {
+    pub(crate) const ALL: [Route; 10] = [
+        Route::ChatRender,
+        Route::CompletionRender,
+        Route::Tokenize,
+        Route::Detokenize,
+        Route::BlockHashes,
+        Route::ChatDerender,
+        Route::CompletionDerender,
+        Route::Health,
+        Route::Models,
+        Route::Metrics,
+    ];
+
+    /// The path it is served at, also its metrics' `route` label.
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Route::ChatRender => "/v1/chat/completions/render",
+            Route::CompletionRender => "/v1/completions/render",
+            Route::Tokenize => "/tokenize",
+            Route::Detokenize => "/detokenize",
+            Route::BlockHashes => "/v1/block_hashes",
+            Route::ChatDerender => "/v1/chat/completions/derender",
+            Route::CompletionDerender => "/v1/completions/derender",
+            Route::Health => "/health",
+            Route::Models => "/v1/models",
+            Route::Metrics => "/metrics",
+        }
+    }
+
+    /// The route served at `path` (exactly: no trailing slash, case-sensitive).
+    pub(crate) fn find(path: &str) -> Option<Route> {
+        Route::ALL.into_iter().find(|r| r.path() == path)
+    }
+
+    /// A work route: a POST whose body is parsed and rendered, behind the guard. The others
+    /// are GETs (and HEADs) without a body.
+    fn is_work(self) -> bool {
+        !matches!(self, Route::Health | Route::Models | Route::Metrics)
+    }
+
+    fn allows(self, method: &Method) -> bool {
+        if self.is_work() {
+            method == Method::POST
+        } else {
+            method == Method::GET || method == Method::HEAD
+        }
+    }
+}
+
+/// The service hyper calls for each request of one connection.
+#[derive(Clone)]
+pub(crate) struct Dispatcher {
+    state: Arc<AppState>,
+    /// The connection's header-read timeout (`server::deadlines`), told when a request
+    /// arrives and when its response has been sent.
+    watch: Option<Arc<ConnectionWatch>>,
+}
+
+impl Dispatcher {
+    pub(crate) fn new(state: Arc<AppState>, watch: Option<Arc<ConnectionWatch>>) -> Self {
+        Dispatcher { state, watch }
+    }
+}
+
+impl hyper::service::Service<Request<Incoming>> for Dispatcher {
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        // Its head has been read: the connection is busy until the response is sent.
+        if let Some(w) = &self.watch {
+            w.request_started();
+        }
+        let state = self.state.clone();
+        let watch = self.watch.clone();
+        Box::pin(async move {
+            let resp = dispatch(&state, req).await;
+            Ok(resp.map(|body| ResponseBody { body, watch }))
+        })
+    }
+}
+
+/// Routes `req`, counted in the request metrics whatever its answer.
+async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
+    let method = req.method().clone();
+    let route = Route::find(req.uri().path());
+    let flight = InFlight::start(state, route.map_or("unmatched", Route::path));
+    let resp = match route {
+        None => ApiError::new(StatusCode::NOT_FOUND, "no such route").into_response(),
+        Some(route) if !route.allows(&method) => {
+            let mut resp = ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed on this route",
+            )
+            .into_response();
+            let allow = if route.is_work() { "POST" } else { "GET,HEAD" };
+            resp.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static(allow));
+            resp
+        }
+        Some(route) => {
+            let body = req.into_body();
+            match route {
+                Route::ChatRender => guarded(state, body, routes::chat_render).await,
+                Route::CompletionRender => guarded(state, body, routes::completion_render).await,
+                Route::Tokenize => guarded(state, body, routes::tokenize).await,
+                Route::Detokenize => guarded(state, body, routes::detokenize).await,
+                Route::BlockHashes => guarded(state, body, routes::block_hashes).await,
+                Route::ChatDerender => guarded(state, body, routes::chat_derender).await,
+                Route::CompletionDerender => {
+                    guarded(state, body, routes::completion_derender).await
+                }
+                Route::Health => StatusCode::OK.into_response(),
+                Route::Models => routes::models(state).into_response(),
+                Route::Metrics => routes::metrics(state).into_response(),
+            }
+        }
+    };
+    flight.answered(resp.status().as_u16(), &method);
+    resp
+}
+
+/// A work route's `handler` behind the guard: 503 at once when `--max-concurrency` requests
+/// are already being served, 504 when one takes longer than `--request-timeout-secs`
+/// (reading its body included).
+async fn guarded<F, R>(
+    state: &Arc<AppState>,
+    body: Incoming,
+    handler: impl FnOnce(Arc<AppState>, Bytes) -> F,
+) -> Response
+where
+    F: Future<Output = R>,
+    R: IntoResponse,
+{
+    let Ok(_permit) = state.permits.try_acquire() else {
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "server is at its concurrency limit ({}); retry later",
+                state.config.max_concurrency
+            ),
+        )
+        .into_response();
+    };
+    let limit = state.config.request_timeout;
+    let work = async {
+        match read_body(body, state.config.max_body_bytes).await {
+            Ok(bytes) => handler(state.clone(), bytes).await.into_response(),
+            Err(e) => e.into_response(),
+        }
+    };
+    match state.deadlines.timeout(limit, work).await {
+        Ok(resp) => resp,
+        Err(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "request took longer than the server's {:.1} s limit",
+                limit.as_secs_f64()
+            ),
+        )
+        .into_response(),
+    }
+}
+
+/// The whole request body, or 413 past `limit` bytes (at once when its `content-length`
+/// says so), or 400 when the client stops sending it midway.
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body is larger than the server's limit (--max-body-bytes)",
+        )
+    };
+    if hyper::body::Body::size_hint(&body).lower() > limit as u64 {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("failed to read the request body: {e}"),
+        )),
+    }
+}
+
+/// A response body that tells the connection's watch when hyper is done with it (has
+/// written it, or dropped it with the connection).
+pub(crate) struct ResponseBody {
+    body: Body,
+    watch: Option<Arc<ConnectionWatch>>,
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for ResponseBody {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watch {
+            w.response_sent();
+        }
+    }
+}
+
+/// One request in `requests_in_flight`, from its arrival until it is answered or dropped.
+/// hyper drops a request's future when its client goes away first; the request then still
+/// leaves the gauge, and is counted with status 499 (nginx's "client closed request").
+struct InFlight<'a> {
+    state: &'a AppState,
+    route: &'static str,
+    start: Instant,
+    answered: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn start(state: &'a AppState, route: &'static str) -> Self {
+        state.metrics.in_flight.inc();
+        InFlight {
+            state,
+            route,
+            start: Instant::now(),
+            answered: false,
+        }
+    }
+
+    /// Records the answer, and logs it at debug level.
+    fn answered(mut self, status: u16, method: &Method) {
+        self.answered = true;
+        let elapsed = self.start.elapsed();
+        let route = self.route;
+        self.state.metrics.observe_request(route, status, elapsed);
+        tracing::debug!(%method, route, status, latency_us = elapsed.as_micros() as u64, "request");
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.state.metrics.in_flight.dec();
+        if !self.answered {
+            let elapsed = self.start.elapsed();
+            self.state.metrics.observe_request(self.route, 499, elapsed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_are_found_by_their_exact_paths() {
+        for route in Route::ALL {
+            assert_eq!(Route::find(route.path()), Some(route));
+        }
+        for other in ["/", "/health/", "/v1/chat/completions", "/V1/models", ""] {
+            assert_eq!(Route::find(other), None);
+        }
+    }
+}
