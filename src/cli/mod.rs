@@ -355,9 +355,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     args.model.check_parsers()?;
+    let loading = std::time::Instant::now();
     let models = args.model.load()?;
+    let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
-        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), "loaded model");
+        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
         if let crate::render::tokenize::Backend::Reference(reason) = m.encoder.backend() {
             tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
         }

@@ -53,6 +53,8 @@ pub enum LoadError {
     BadSpec(String),
     #[error("model name {0:?} is given twice")]
     Duplicate(String),
+    #[error("{0}: loading it panicked")]
+    Panicked(String),
 }
 
 /// Options that apply to every loaded model.
