@@ -181,7 +181,12 @@ pub fn render_chat_prompt_with(
                 add_generation_prompt,
                 continue_final,
             };
-            let prompt = render_with_minijinja(model, req, &selected, &mut images, args)?;
+            let mut prompt = render_with_minijinja(model, req, &selected, &mut images, args)?;
+            // minijinja's output grows by doubling; the prompt cache may keep this string,
+            // and counts entries at their capacity.
+            if prompt.capacity() > prompt.len() + prompt.len() / 8 {
+                prompt.shrink_to_fit();
+            }
             (prompt, TemplateEngine::Minijinja)
         }
     };
