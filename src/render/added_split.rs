@@ -61,18 +61,21 @@ impl AddedSplit {
 
     /// Appends the IDs of `text` (encoded without added special tokens) to `out`, given
     /// where its added tokens are (`added`: byte ranges in order, as `find_matches` finds
-    /// them). `None` when a range is not an added token, which a correct caller never gives.
+    /// them), and returns true. Returns false, with `out` as it was, when a range is not an
+    /// added token, which a correct caller never gives.
     pub fn encode_into(
         &self,
         fast: &fastokens::Tokenizer,
         text: &str,
         added: &[(usize, usize)],
         out: &mut Vec<u32>,
-    ) -> Result<Option<()>, String> {
+    ) -> Result<bool, String> {
+        let len = out.len();
         let mut start = 0;
         for &(from, to) in added {
             let Some(&id) = text.get(from..to).and_then(|t| self.ids.get(t)) else {
-                return Ok(None);
+                out.truncate(len);
+                return Ok(false);
             };
             if start < from {
                 out.extend(Self::plain(fast, &text[start..from])?);
@@ -83,7 +86,7 @@ impl AddedSplit {
         if start < text.len() {
             out.extend(Self::plain(fast, &text[start..])?);
         }
-        Ok(Some(()))
+        Ok(true)
     }
 
     fn plain(fast: &fastokens::Tokenizer, text: &str) -> Result<Vec<u32>, String> {
@@ -96,5 +99,44 @@ impl std::fmt::Debug for AddedSplit {
         f.debug_struct("AddedSplit")
             .field("tokens", &self.ids.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_the_ranges_given_or_leaves_the_output_alone() {
+        let path = format!(
+            "{}/fixtures/models/qwen3/tokenizer.json.gz",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut json = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()),
+            &mut json,
+        )
+        .unwrap();
+        let reference = Tokenizer::from_bytes(&json).unwrap();
+        let fast = fastokens::Tokenizer::from_json(serde_json::from_slice(&json).unwrap()).unwrap();
+        let split = AddedSplit::new(&reference).unwrap();
+
+        let text = "hi<|im_end|>\n<|im_start|>assistant\n<think>x</think>";
+        let added: Vec<(usize, usize)> = ["<|im_end|>", "<|im_start|>", "<think>", "</think>"]
+            .iter()
+            .map(|t| text.find(t).map(|at| (at, at + t.len())).unwrap())
+            .collect();
+        let mut out = vec![7];
+        assert!(split.encode_into(&fast, text, &added, &mut out).unwrap());
+        let want = reference.encode(text, false).unwrap();
+        assert_eq!(out[1..], *want.get_ids());
+
+        // A range that is no added token: nothing appended.
+        let mut out = vec![7];
+        assert!(!split
+            .encode_into(&fast, text, &[(2, 12), (0, 2)], &mut out)
+            .unwrap());
+        assert_eq!(out, [7]);
     }
 }

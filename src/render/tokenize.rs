@@ -221,15 +221,13 @@ impl Encoder {
         match &self.prompt_cache {
             Some(cache) if !add_special_tokens => {
                 cache.encode(text, shared, |piece, after_reuse, out| {
-                    let len = out.len();
                     if let (Some(fast), Some(split), Some(added)) =
                         (&self.fast, &self.added_split, after_reuse)
                     {
-                        if split.encode_into(fast, piece, added, out)?.is_some() {
+                        if split.encode_into(fast, piece, added, out)? {
                             return Ok(());
                         }
                         // Not what the split expects (never, as built): the plain way.
-                        out.truncate(len);
                     }
                     let ids = self.encode_uncached(reference, piece, false)?;
                     if out.is_empty() {
