@@ -248,8 +248,9 @@ fn image_hops(
             bail!("{param}: audit does not fetch http(s) images; pass a data: URL");
         }
         let bytes = media::load_url(url, &opts.url_policy).with_context(|| param.clone())?;
-        let decoded = media::decode(&bytes, &opts.decode_limits).with_context(|| param.clone())?;
-        let (w, h) = (decoded.rgb.width(), decoded.rgb.height());
+        // The size from the header: the render below decodes every image anyway.
+        let (w, h) =
+            media::dimensions(&bytes, &opts.decode_limits).with_context(|| param.clone())?;
         let plan = processor.plan(h, w).with_context(|| param.clone())?;
         let (rows, cols) = processor.shape(&plan);
         let (rh, rw) = plan.resized_hw;

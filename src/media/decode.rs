@@ -84,8 +84,12 @@ fn jpeg_truncated(bytes: &[u8]) -> bool {
     }
 }
 
-/// Decodes `bytes` into RGB with vLLM's rules; refuses oversized images before decoding.
-pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError> {
+/// A decoder for `bytes`, once its format is one vLLM decodes, it is not a truncated JPEG,
+/// and its header's size is within `limits`; the decoder also gets an allocation limit.
+fn checked_decoder<'a>(
+    bytes: &'a [u8],
+    limits: &DecodeLimits,
+) -> Result<(ImageFormat, impl ImageDecoder + 'a), MediaError> {
     let format = image::guess_format(bytes).map_err(|_| MediaError::Format)?;
     if !matches!(
         format,
@@ -128,9 +132,31 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
     // RGBA at 16 bits per channel is the largest buffer a decoder allocates.
     lim.max_alloc = Some(limits.max_pixels.saturating_mul(8).saturating_add(1 << 20));
     reader.limits(lim);
-    let mut decoder = reader
+    let decoder = reader
         .into_decoder()
         .map_err(|e| MediaError::Decode(e.to_string()))?;
+    Ok((format, decoder))
+}
+
+/// The width and height [`decode`] gives `bytes` (its header's, turned by its EXIF
+/// orientation), with the same checks before decoding, but without decoding the pixels:
+/// an image that passes here may still fail to decode.
+pub fn dimensions(bytes: &[u8], limits: &DecodeLimits) -> Result<(u32, u32), MediaError> {
+    let (_, mut decoder) = checked_decoder(bytes, limits)?;
+    let (width, height) = decoder.dimensions();
+    let orientation = decoder
+        .orientation()
+        .map_err(|e| MediaError::Decode(e.to_string()))?;
+    use image::metadata::Orientation::*;
+    Ok(match orientation {
+        Rotate90 | Rotate270 | Rotate90FlipH | Rotate270FlipH => (height, width),
+        NoTransforms | Rotate180 | FlipHorizontal | FlipVertical => (width, height),
+    })
+}
+
+/// Decodes `bytes` into RGB with vLLM's rules; refuses oversized images before decoding.
+pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError> {
+    let (format, mut decoder) = checked_decoder(bytes, limits)?;
     let orientation = decoder
         .orientation()
         .map_err(|e| MediaError::Decode(e.to_string()))?;
@@ -160,7 +186,45 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
 
 #[cfg(test)]
 mod tests {
-    use super::png_has_trns;
+    use super::*;
+
+    #[test]
+    fn dimensions_are_the_decoded_size() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/goldens/images");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !["png", "jpg"].contains(&ext) {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            let limits = DecodeLimits::default();
+            let decoded = decode(&bytes, &limits).unwrap();
+            assert_eq!(
+                dimensions(&bytes, &limits).unwrap(),
+                decoded.rgb.dimensions(),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+        // The EXIF-rotated JPEG among them.
+        assert!(checked >= 10, "{checked}");
+        let tight = DecodeLimits {
+            max_pixels: 100,
+            max_side: 32_768,
+        };
+        let png = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/goldens/images/rgb_640x480.png"),
+        )
+        .unwrap();
+        assert!(matches!(
+            dimensions(&png, &tight),
+            Err(MediaError::TooManyPixels { .. })
+        ));
+    }
 
     fn chunk(ty: &[u8; 4], data: &[u8]) -> Vec<u8> {
         let mut c = (data.len() as u32).to_be_bytes().to_vec();

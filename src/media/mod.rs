@@ -17,7 +17,7 @@ pub mod resample;
 mod square;
 mod stream_store;
 
-pub use decode::{decode, DecodeLimits, Decoded};
+pub use decode::{decode, dimensions, DecodeLimits, Decoded};
 pub use fetch::{is_internal, FetchPolicy, Fetcher};
 pub use mm_hash::{mm_hash_image_bytes, HashAlgo};
 pub use qwen_vl::{smart_resize, Plan, ProcessedImage, QwenVlProcessor, Tensors};
