@@ -11,8 +11,7 @@ added as tokens:
 vLLM's render server, given Qwen3's vocabulary with GLM's markers, dropped every glm45 call
 that has arguments (its derender path starts the GLM engine in another state than the parser
 API does), hence this script.
-One JSON line per case: {"parser", "id", "text", "tools", "nonstream", "stream"} (`stream`
-null where it could not be recorded faithfully, see SUITES), each result
+One JSON line per case: {"parser", "id", "text", "tools", "nonstream", "stream"}, each result
 {"content", "calls": [{"name", "arguments"}]}; for reasoning parsers (deepseek_r1, on Qwen3's
 vocabulary, which has the `<think>` tokens) {"reasoning_parser", "id", "text", "nonstream",
 "stream"} with results {"content", "reasoning"}. The parsers are text state machines, so
@@ -105,20 +104,24 @@ PYTHONIC = [
     ("nested", "[get_weather(opts={'a': (1, 2), 'b': [True, None]})]"),
 ]
 
-# (parser, fixture model, tokens added to it, whether to record the stream, cases). vLLM's
-# get_tokenizer loads the DeepSeek-V3 fixture (it has no config.json) with a decoder that
-# drops spaces and turns `▁` into one, so its streamed text here is not what vLLM streams:
-# those suites record the non-stream result only.
+# (parser, fixture model, tokens added to it, whether to record the stream, cases).
 SUITES = [
     ("glm45", "qwen3", GLM_TOKENS, True, GLM45),
-    ("deepseek_v3", "deepseek_v3", [], False, DEEPSEEK_V3),
-    ("deepseek_v31", "deepseek_v3", [], False, DEEPSEEK_V31),
+    ("deepseek_v3", "deepseek_v3", [], True, DEEPSEEK_V3),
+    ("deepseek_v31", "deepseek_v3", [], True, DEEPSEEK_V31),
     ("kimi_k2", "qwen3", KIMI_TOKENS, True, KIMI_K2),
     ("hermes", "qwen3", [], True, HERMES),
     ("qwen3_coder", "qwen3", [], True, QWEN3_CODER),
     ("pythonic", "llama3_1", [], True, PYTHONIC),
     ("llama3_json", "llama3_1", [], True, LLAMA3_JSON),
 ]
+
+
+# config.json for fixtures without one. Without it, vLLM's get_tokenizer loads the DeepSeek-V3
+# fixture with a decoder that leaves byte-level `Ġ`/`Ċ` in the text and turns `▁` into a
+# space (transformers' LlamaTokenizerFast fallback); with the model type it decodes as the
+# real model's folder does.
+CONFIGS = {"deepseek_v3": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}}
 
 
 def model_dir(model, added):
@@ -134,6 +137,8 @@ def model_dir(model, added):
     for f in os.listdir(src):
         if not f.endswith(".gz"):
             shutil.copy(os.path.join(src, f), d)
+    if model in CONFIGS and not os.path.exists(os.path.join(d, "config.json")):
+        json.dump(CONFIGS[model], open(os.path.join(d, "config.json"), "w"))
     return d
 
 
