@@ -25,7 +25,6 @@
 //! request it is serving and closes (hyper's graceful shutdown), and the process exits
 //! when the last one has.
 
-use super::deadlines::Deadlines;
 use super::dispatch::Dispatcher;
 use super::AppState;
 use hyper_util::rt::TokioIo;
@@ -62,7 +61,6 @@ pub fn serve_per_core_until(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
-    let header_timeout = header_timeout(&state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = workers.max(1);
     let mut pool = Vec::with_capacity(workers);
@@ -74,7 +72,6 @@ pub fn serve_per_core_until(
             .build()?;
         let worker = WorkerLoop {
             incoming: rx,
-            header_timeout: header_timeout.clone(),
             state: state.clone(),
             open: open.clone(),
             stop: stop_rx.clone(),
@@ -138,18 +135,11 @@ pub async fn serve_work_stealing(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
 ) -> std::io::Result<()> {
-    let header_timeout = header_timeout(&state);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
     accept_until_shutdown(&listener, super::shutdown_signal(), |stream| {
         // No connection count: the scheduler balances tasks here.
-        tasks.spawn(serve_connection(
-            stream,
-            header_timeout.clone(),
-            state.clone(),
-            stop_rx.clone(),
-            (),
-        ));
+        tasks.spawn(serve_connection(stream, state.clone(), stop_rx.clone(), ()));
         // Reap finished connections so the set does not grow with the process lifetime.
         while tasks.try_join_next().is_some() {}
     })
@@ -184,18 +174,9 @@ async fn accept_until_shutdown(
     }
 }
 
-/// The header-read timeout and the clock that keeps it (`server::deadlines`).
-fn header_timeout(state: &AppState) -> Option<(Duration, Arc<Deadlines>)> {
-    state
-        .config
-        .header_read_timeout
-        .map(|t| (t, state.deadlines.clone()))
-}
-
 /// One worker's runtime: serves the connections the acceptor sends it.
 struct WorkerLoop {
     incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
-    header_timeout: Option<(Duration, Arc<Deadlines>)>,
     state: Arc<AppState>,
     open: Arc<AtomicUsize>,
     stop: watch::Receiver<bool>,
@@ -218,7 +199,6 @@ impl WorkerLoop {
                 Ok(stream) => {
                     tasks.spawn(serve_connection(
                         stream,
-                        self.header_timeout.clone(),
                         self.state.clone(),
                         self.stop.clone(),
                         guard,
@@ -246,7 +226,6 @@ impl Drop for OpenGuard {
 /// request in progress finishes and the connection closes. `_guard` is dropped when it ends.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
-    header_timeout: Option<(Duration, Arc<Deadlines>)>,
     state: Arc<AppState>,
     mut stop: watch::Receiver<bool>,
     _guard: impl Send + 'static,
@@ -255,7 +234,10 @@ async fn serve_connection(
     let _ = stream.set_nodelay(true);
     // The header-read timeout runs while the connection waits for a request head: from now,
     // and from each response's end to the next request (`server::deadlines`, not hyper's).
-    let watch = header_timeout.map(|(timeout, deadlines)| deadlines.watch(timeout));
+    let watch = state
+        .config
+        .header_read_timeout
+        .map(|timeout| state.deadlines.watch(timeout));
     let service = Dispatcher::new(state, watch.clone());
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.header_read_timeout(None);
