@@ -133,20 +133,141 @@ pub(crate) fn coerce(text: &str, types: Types) -> String {
                 "false" | "0" => Some("false".into()),
                 _ => None,
             },
-            Types::OBJECT | Types::ARRAY => json_loads(text).map(|v| dumps(&v)),
+            Types::OBJECT | Types::ARRAY => json_roundtrip(text),
             _ => Some(dumps_str(text)),
         };
         if let Some(json) = found {
             return json;
         }
     }
-    json_loads(text).map_or_else(|| dumps_str(text), |v| dumps(&v))
+    json_roundtrip(text).unwrap_or_else(|| dumps_str(text))
 }
 
-/// Python's `json.loads(text)` when it gives a finite value. (serde_json rejects the
-/// `NaN`/`Infinity` that Python accepts and vLLM then refuses, so the outcome is the same.)
-fn json_loads(text: &str) -> Option<Value> {
-    serde_json::from_str(text).ok()
+/// Python's `json.dumps(json.loads(text), ensure_ascii=False)`, or `None` where `json.loads`
+/// fails or gives a non-finite number (serde_json rejects the `NaN`/`Infinity` that Python
+/// accepts and vLLM then refuses, so the outcome is the same).
+///
+/// Python reads every integer literal as an `int`, however long; serde_json turns one past
+/// 64 bits into a float. Such literals are read as marked strings instead (a NUL and the
+/// digits, which no literal can spell) and written back as they were.
+fn json_roundtrip(text: &str) -> Option<String> {
+    // Validity first, on the text as given (integer literals are only scanned here, so a
+    // long one is no error).
+    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
+    let big = big_integers(text);
+    if big.is_empty() {
+        return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
+    }
+    // Python refuses to convert integers of more than 4,300 digits (`sys.int_info`).
+    if big
+        .iter()
+        .any(|&(from, to)| text[from..to].trim_start_matches('-').len() > 4300)
+    {
+        return None;
+    }
+    let mut marked = String::with_capacity(text.len() + big.len() * 8);
+    let mut at = 0;
+    for &(from, to) in &big {
+        marked.push_str(&text[at..from]);
+        marked.push_str("\"\\u0000");
+        marked.push_str(&text[from..to]);
+        marked.push('"');
+        at = to;
+    }
+    marked.push_str(&text[at..]);
+    let v: Value = serde_json::from_str(&marked).ok()?;
+    let mut out = String::with_capacity(text.len());
+    // Valid JSON keeps its keys in strings, so each literal was a value and became one
+    // marked string; a string spelled like a marker (`"\u00001"`) would add one more.
+    if count_marked(&v) != big.len() {
+        return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
+    }
+    write_marked(&mut out, &v);
+    Some(out)
+}
+
+/// The integer literal a marked string stands for.
+fn marked(s: &str) -> Option<&str> {
+    let digits = s.strip_prefix('\0')?;
+    let unsigned = digits.strip_prefix('-').unwrap_or(digits);
+    (!unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+}
+
+fn count_marked(v: &Value) -> usize {
+    match v {
+        Value::String(s) => usize::from(marked(s).is_some()),
+        Value::Array(items) => items.iter().map(count_marked).sum(),
+        Value::Object(map) => map.values().map(count_marked).sum(),
+        _ => 0,
+    }
+}
+
+/// [`dumps`] with marked strings written as the integers they stand for.
+fn write_marked(out: &mut String, v: &Value) {
+    if let Some(digits) = v.as_str().and_then(marked) {
+        out.push_str(digits);
+        return;
+    }
+    match v {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_marked(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&dumps_str(k));
+                out.push_str(": ");
+                write_marked(out, item);
+            }
+            out.push('}');
+        }
+        other => crate::pyjson::write_json(out, other),
+    }
+}
+
+/// Byte ranges of the integer literals in valid JSON `text` that do not fit 64 bits.
+fn big_integers(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut found = Vec::new();
+    let (mut i, mut in_string, mut escaped) = (0, false, false);
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+        } else if c == b'"' {
+            in_string = true;
+            i += 1;
+        } else if c == b'-' || c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                i += 1;
+            }
+            let literal = &text[start..i];
+            let integral = !literal.contains(['.', 'e', 'E']);
+            if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+                found.push((start, i));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    found
 }
 
 /// `s` without Python's digit separators, or `None` if one is misplaced: `int()` and
@@ -312,6 +433,52 @@ mod tests {
             ("\u{1c}true\u{1f}", b, "true"),
         ] {
             assert_eq!(coerce(text, ty), want, "{text:?} as {ty:?}");
+        }
+    }
+
+    #[test]
+    fn json_values_keep_integers_past_64_bits_as_python_reads_them() {
+        let o = Types::OBJECT;
+        // Python: json.dumps(json.loads(t), ensure_ascii=False)
+        for (text, want) in [
+            (r#"{"a":1,"b":[2.5,-3]}"#, r#"{"a": 1, "b": [2.5, -3]}"#),
+            (
+                r#"{"id": 12345678901234567890123, "n": [-98765432109876543210, 18446744073709551615, 1e2]}"#,
+                r#"{"id": 12345678901234567890123, "n": [-98765432109876543210, 18446744073709551615, 100.0]}"#,
+            ),
+            // A literal beyond f64's range is still an int to Python.
+            (
+                &format!("[{}]", "9".repeat(400)),
+                &format!("[{}]", "9".repeat(400)),
+            ),
+            // Duplicate keys: the first place, the last value.
+            (
+                r#"{"k": 1, "j": 2, "k": 123456789012345678901234}"#,
+                r#"{"k": 123456789012345678901234, "j": 2}"#,
+            ),
+            // Strings that look like numbers stay strings.
+            (
+                r#"{"s": "12345678901234567890123", "n": 12345678901234567890123}"#,
+                r#"{"s": "12345678901234567890123", "n": 12345678901234567890123}"#,
+            ),
+            // A string spelled like the marker stays a string; the long literal beside it
+            // then becomes a float, as before (serde_json's reading).
+            (
+                r#"{"m": "\u000012345678901234567890123", "n": 12345678901234567890123}"#,
+                r#"{"m": "\u000012345678901234567890123", "n": 1.2345678901234568e+22}"#,
+            ),
+        ] {
+            assert_eq!(coerce(text, o), want, "{text}");
+        }
+        // Python refuses ints of more than 4,300 digits: not JSON then, so a string.
+        let huge = format!("[{}]", "1".repeat(4301));
+        assert_eq!(coerce(&huge, o), dumps_str(&huge));
+        // Invalid JSON stays invalid: a long literal as a key, or with a leading zero.
+        for bad in [
+            r#"{12345678901234567890123: 1}"#,
+            r#"[012345678901234567890123]"#,
+        ] {
+            assert_eq!(coerce(bad, o), dumps_str(bad), "{bad}");
         }
     }
 
