@@ -26,6 +26,15 @@ pub fn dumps_str(s: &str) -> String {
 /// Appends `json.dumps(v, ensure_ascii=False)` of a JSON value: integers as integers,
 /// other numbers as Python floats (`repr`).
 pub fn write_json(out: &mut String, v: &serde_json::Value) {
+    write_json_with(out, v, &|_| None);
+}
+
+/// [`write_json`], except that a string for which `raw` gives a text is written as that
+/// text, unquoted (how `parsers::tool::coerce` writes back integers past 64 bits).
+pub fn write_json_with<F>(out: &mut String, v: &serde_json::Value, raw: &F)
+where
+    F: Fn(&str) -> Option<&str>,
+{
     use serde_json::Value as J;
     match v {
         J::Null => out.push_str("null"),
@@ -40,23 +49,36 @@ pub fn write_json(out: &mut String, v: &serde_json::Value) {
                 out.push_str(&py_float_repr(f));
             }
         }
-        J::String(s) => write_str(out, s, false),
+        J::String(s) => match raw(s) {
+            Some(text) => out.push_str(text),
+            None => write_str(out, s, false),
+        },
         J::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json(out, item);
+                write_json_with(out, item, raw);
             }
             out.push(']');
         }
-        J::Object(map) => write_json_map(out, map),
+        J::Object(map) => write_json_map_with(out, map, raw),
     }
 }
 
 /// [`write_json`] of an object.
 pub fn write_json_map(out: &mut String, map: &serde_json::Map<String, serde_json::Value>) {
+    write_json_map_with(out, map, &|_| None);
+}
+
+fn write_json_map_with<F>(
+    out: &mut String,
+    map: &serde_json::Map<String, serde_json::Value>,
+    raw: &F,
+) where
+    F: Fn(&str) -> Option<&str>,
+{
     out.push('{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
@@ -64,7 +86,7 @@ pub fn write_json_map(out: &mut String, map: &serde_json::Map<String, serde_json
         }
         write_str(out, k, false);
         out.push_str(": ");
-        write_json(out, v);
+        write_json_with(out, v, raw);
     }
     out.push('}');
 }

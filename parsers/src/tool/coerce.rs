@@ -165,24 +165,24 @@ fn json_roundtrip(text: &str) -> Option<String> {
     {
         return None;
     }
-    let mut marked = String::with_capacity(text.len() + big.len() * 8);
+    let mut with_markers = String::with_capacity(text.len() + big.len() * 8);
     let mut at = 0;
     for &(from, to) in &big {
-        marked.push_str(&text[at..from]);
-        marked.push_str("\"\\u0000");
-        marked.push_str(&text[from..to]);
-        marked.push('"');
+        with_markers.push_str(&text[at..from]);
+        with_markers.push_str("\"\\u0000");
+        with_markers.push_str(&text[from..to]);
+        with_markers.push('"');
         at = to;
     }
-    marked.push_str(&text[at..]);
-    let v: Value = serde_json::from_str(&marked).ok()?;
+    with_markers.push_str(&text[at..]);
+    let v: Value = serde_json::from_str(&with_markers).ok()?;
     let mut out = String::with_capacity(text.len());
     // Valid JSON keeps its keys in strings, so each literal was a value and became one
     // marked string; a string spelled like a marker (`"\u00001"`) would add one more.
     if count_marked(&v) != big.len() {
         return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
     }
-    write_marked(&mut out, &v);
+    crate::pyjson::write_json_with(&mut out, &v, &marked);
     Some(out)
 }
 
@@ -199,39 +199,6 @@ fn count_marked(v: &Value) -> usize {
         Value::Array(items) => items.iter().map(count_marked).sum(),
         Value::Object(map) => map.values().map(count_marked).sum(),
         _ => 0,
-    }
-}
-
-/// [`dumps`] with marked strings written as the integers they stand for.
-fn write_marked(out: &mut String, v: &Value) {
-    if let Some(digits) = v.as_str().and_then(marked) {
-        out.push_str(digits);
-        return;
-    }
-    match v {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_marked(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&dumps_str(k));
-                out.push_str(": ");
-                write_marked(out, item);
-            }
-            out.push('}');
-        }
-        other => crate::pyjson::write_json(out, other),
     }
 }
 
