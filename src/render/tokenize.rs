@@ -113,14 +113,30 @@ pub fn check_sample(added: &[String], seed: u64) -> String {
     out
 }
 
+/// fastokens' encoder for `tokenizer.json`, not yet proven (see [`Encoder::new`]).
+pub fn build_fast(tokenizer_json: &[u8]) -> Result<fastokens::Tokenizer, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(tokenizer_json).map_err(|e| e.to_string())?;
+    fastokens::Tokenizer::from_json(value).map_err(|e| format!("fastokens cannot load it: {e}"))
+}
+
 impl Encoder {
-    /// Builds the fast encoder from `tokenizer.json` and proves it against `reference`.
-    pub fn new(reference: &Tokenizer, tokenizer_json: &[u8], opts: &EncoderOptions) -> Encoder {
-        let (fast, backend) =
-            match Self::try_fast(reference, tokenizer_json, opts.segment_cache_bytes) {
-                Ok(fast) => (Some(fast), Backend::Fast),
-                Err(reason) => (None, Backend::Reference(reason)),
-            };
+    /// The encoder for `reference`: the fast one where it proves equal to `reference` on a
+    /// built-in sample, else `reference` itself, with the reason in [`Encoder::backend`].
+    ///
+    /// `fast` is [`build_fast`]'s result, which a loader may run on another thread while it
+    /// parses `reference` (the two are most of a model's load time).
+    pub fn new(
+        reference: &Tokenizer,
+        fast: Result<fastokens::Tokenizer, String>,
+        opts: &EncoderOptions,
+    ) -> Encoder {
+        let (fast, backend) = match fast
+            .and_then(|fast| Self::prove_fast(reference, fast, opts.segment_cache_bytes))
+        {
+            Ok(fast) => (Some(fast), Backend::Fast),
+            Err(reason) => (None, Backend::Reference(reason)),
+        };
         let prompt_cache = prompt_cache(reference, opts.prompt_cache_bytes);
         // Only the prompt cache's reuse path uses it.
         let added_split = (fast.is_some() && prompt_cache.is_some())
@@ -148,14 +164,12 @@ impl Encoder {
         }
     }
 
-    fn try_fast(
+    /// `fast` once it encodes the load-time sample as `reference` does.
+    fn prove_fast(
         reference: &Tokenizer,
-        json: &[u8],
+        mut fast: fastokens::Tokenizer,
         cache_bytes: usize,
     ) -> Result<fastokens::Tokenizer, String> {
-        let value: serde_json::Value = serde_json::from_slice(json).map_err(|e| e.to_string())?;
-        let mut fast = fastokens::Tokenizer::from_json(value)
-            .map_err(|e| format!("fastokens cannot load it: {e}"))?;
         let added: Vec<String> = reference
             .get_added_tokens_decoder()
             .into_values()
