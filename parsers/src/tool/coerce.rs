@@ -151,13 +151,13 @@ pub(crate) fn coerce(text: &str, types: Types) -> String {
 /// 64 bits into a float. Such literals are read as marked strings instead (a NUL and the
 /// digits, which no literal can spell) and written back as they were.
 fn json_roundtrip(text: &str) -> Option<String> {
-    // Validity first, on the text as given (integer literals are only scanned here, so a
-    // long one is no error).
-    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
     let big = big_integers(text);
     if big.is_empty() {
         return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
     }
+    // Marking needs valid JSON: checked on the text as given (integer literals are only
+    // scanned here, so a long one is no error).
+    serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
     // Python refuses to convert integers of more than 4,300 digits (`sys.int_info`).
     if big
         .iter()
@@ -202,7 +202,8 @@ fn count_marked(v: &Value) -> usize {
     }
 }
 
-/// Byte ranges of the integer literals in valid JSON `text` that do not fit 64 bits.
+/// Byte ranges of the integer literals in `text` that do not fit 64 bits, if it is valid
+/// JSON (otherwise some runs of digits and signs outside strings).
 fn big_integers(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut found = Vec::new();
