@@ -1,5 +1,6 @@
 //! Prometheus metrics (`GET /metrics`, text format 0.0.4). Names are prefixed `llm_render_`.
 
+use crate::render::TemplateEngine;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -143,21 +144,10 @@ impl Metrics {
                 latency: latency.with_label_values(&[route]),
             })
             .collect();
-        let models = models
-            .iter()
-            .map(|&model| ModelSeries {
-                model: model.to_string(),
-                tokens: prompt_tokens.with_label_values(&[model]),
-                template: template_seconds.with_label_values(&[model]),
-                tokenize: tokenize_seconds.with_label_values(&[model]),
-                native: template_renders.with_label_values(&[model, "native"]),
-                minijinja: template_renders.with_label_values(&[model, "minijinja"]),
-            })
-            .collect();
-        Ok(Metrics {
+        let mut metrics = Metrics {
             registry,
             routes,
-            models,
+            models: Vec::new(),
             requests,
             errors,
             latency,
@@ -170,7 +160,26 @@ impl Metrics {
             segment_cache_size,
             prompt_cache,
             prompt_cache_size,
-        })
+        };
+        metrics.models = models.iter().map(|m| metrics.model_series(m)).collect();
+        Ok(metrics)
+    }
+
+    /// The series one model's renders touch.
+    fn model_series(&self, model: &str) -> ModelSeries {
+        ModelSeries {
+            model: model.to_string(),
+            tokens: self.prompt_tokens.with_label_values(&[model]),
+            template: self.template_seconds.with_label_values(&[model]),
+            tokenize: self.tokenize_seconds.with_label_values(&[model]),
+            native: self.engine_series(model, TemplateEngine::Native),
+            minijinja: self.engine_series(model, TemplateEngine::Minijinja),
+        }
+    }
+
+    fn engine_series(&self, model: &str, engine: TemplateEngine) -> IntCounter {
+        self.template_renders
+            .with_label_values(&[model, engine.as_str()])
     }
 
     /// Records one finished HTTP request.
@@ -195,30 +204,22 @@ impl Metrics {
 
     /// Records one render's token count and stage times.
     pub fn observe_render(&self, model: &str, tokens: usize, timings: crate::render::Timings) {
-        if let Some(m) = self.models.iter().find(|m| m.model == model) {
-            m.tokens.inc_by(tokens as u64);
-            m.template.observe(timings.template.as_secs_f64());
-            m.tokenize.observe(timings.tokenize.as_secs_f64());
-            match timings.template_engine {
-                Some(crate::render::TemplateEngine::Native) => m.native.inc(),
-                Some(crate::render::TemplateEngine::Minijinja) => m.minijinja.inc(),
-                None => {}
+        // Every served model's series are made up front; another name is looked up here.
+        let made;
+        let m = match self.models.iter().find(|m| m.model == model) {
+            Some(m) => m,
+            None => {
+                made = self.model_series(model);
+                &made
             }
-            return;
-        }
-        self.prompt_tokens
-            .with_label_values(&[model])
-            .inc_by(tokens as u64);
-        self.template_seconds
-            .with_label_values(&[model])
-            .observe(timings.template.as_secs_f64());
-        self.tokenize_seconds
-            .with_label_values(&[model])
-            .observe(timings.tokenize.as_secs_f64());
-        if let Some(engine) = timings.template_engine {
-            self.template_renders
-                .with_label_values(&[model, engine.as_str()])
-                .inc();
+        };
+        m.tokens.inc_by(tokens as u64);
+        m.template.observe(timings.template.as_secs_f64());
+        m.tokenize.observe(timings.tokenize.as_secs_f64());
+        match timings.template_engine {
+            Some(TemplateEngine::Native) => m.native.inc(),
+            Some(TemplateEngine::Minijinja) => m.minijinja.inc(),
+            None => {}
         }
     }
 
