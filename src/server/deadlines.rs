@@ -206,7 +206,6 @@ impl Deadline {
         match self.slot {
             Some(i) => {
                 let slot = &mut slots.table[i];
-                slot.at_ms = self.at_ms;
                 match &slot.waker {
                     Some(w) if w.will_wake(cx.waker()) => {}
                     _ => slot.waker = Some(cx.waker().clone()),
