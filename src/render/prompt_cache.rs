@@ -267,12 +267,14 @@ impl PromptCache {
                 piece = end;
             }
         }
-        // The added tokens found in the current piece, relative to its start. On a hit the
-        // scan starts where the piece does, so this is all of them.
+        // The added tokens found in the current piece, relative to its start, for the encoder
+        // after a hit (the scan then starts where the piece does, so this is all of them).
         let mut inside: Vec<(usize, usize)> = Vec::new();
         for m in self.automaton.find_iter(&text[resume..]) {
             let end = resume + m.end();
-            inside.push((resume + m.start() - piece, end - piece));
+            if hit {
+                inside.push((resume + m.start() - piece, end - piece));
+            }
             if self.is_cut[m.pattern().as_usize()] && end - piece >= MIN_PIECE {
                 encode(&text[piece..end], hit.then_some(&inside[..]), &mut ids)?;
                 cuts.push(Cut {
