@@ -122,7 +122,7 @@ fn bench(c: &mut Criterion) {
     };
     let opts = RenderOptions::default();
 
-    let Ok(prompt) = render_chat_prompt(&cold, &long, &opts) else {
+    let Ok(prompt) = render_chat_prompt(&cold, &long, &opts, None) else {
         return;
     };
     let text = prompt.prompt;
@@ -142,7 +142,7 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     let render = |m: &Model, req: &ChatRequest| {
-        render_chat(m, req, &opts)
+        render_chat(m, req, &opts, None)
             .map(|(g, _)| g.token_ids.len())
             .unwrap_or(0)
     };
@@ -198,7 +198,7 @@ fn bench(c: &mut Criterion) {
     };
     c.bench_function("render_turn20_warm_minijinja", |b| {
         b.iter(|| {
-            render_chat(&warm, last, &jinja)
+            render_chat(&warm, last, &jinja, None)
                 .map(|(g, _)| g.token_ids.len())
                 .unwrap_or(0)
         })
@@ -214,7 +214,7 @@ fn bench(c: &mut Criterion) {
         for (engine, o) in [("", &opts), ("_minijinja", &jinja)] {
             c.bench_function(&format!("render_turn20_{family}_warm{engine}"), |b| {
                 b.iter(|| {
-                    render_chat(&model, last, o)
+                    render_chat(&model, last, o, None)
                         .map(|(g, _)| g.token_ids.len())
                         .unwrap_or(0)
                 })
@@ -253,7 +253,7 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let ids = render_chat(&warm, &long, &opts)
+    let ids = render_chat(&warm, &long, &opts, None)
         .map(|(g, _)| g.token_ids)
         .unwrap_or_default();
     let mut g = c.benchmark_group("decode_long_9k");
@@ -323,7 +323,7 @@ fn respond(model: &Model, body: &[u8]) -> usize {
     let Ok(req) = llm_render::protocol::parse_json::<ChatRequest>(body) else {
         return 0;
     };
-    let Ok((out, _)) = render_chat(model, &req, &RenderOptions::default()) else {
+    let Ok((out, _)) = render_chat(model, &req, &RenderOptions::default(), None) else {
         return 0;
     };
     let mut json = llm_render::protocol::fast_json::JsonChunks::default();

@@ -1,9 +1,14 @@
-//! Errors a request can cause. Each maps to one HTTP status in `server::error`; none panics.
+//! The error a request can cause, whichever stage it fails in (parse, template, tokenize,
+//! images, render, derender, hashing). Each maps to one HTTP status and OpenAI's error shape in
+//! `server::error`; none panics. The stages' own errors (`TemplateLoadError`, `MediaError`,
+//! `HashError`, `LoadError`, …) convert into it where a request meets them.
+//!
+//! A leaf: it imports nothing of the crate, so every stage may use it.
 
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum RenderError {
+pub enum RequestError {
     /// Malformed or contradictory input; `param` names the offending field (`messages[2].role`).
     #[error("{message}")]
     InvalidRequest {
@@ -38,9 +43,9 @@ pub enum RenderError {
     Cancelled,
 }
 
-impl RenderError {
+impl RequestError {
     pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
-        RenderError::InvalidRequest {
+        RequestError::InvalidRequest {
             message: message.into(),
             param: Some(param.into()),
         }
@@ -48,37 +53,10 @@ impl RenderError {
 
     pub fn param(&self) -> Option<&str> {
         match self {
-            RenderError::InvalidRequest { param, .. } => param.as_deref(),
-            RenderError::ModelNotFound(_) => Some("model"),
-            RenderError::PromptTooLong { .. } => Some("messages"),
+            RequestError::InvalidRequest { param, .. } => param.as_deref(),
+            RequestError::ModelNotFound(_) => Some("model"),
+            RequestError::PromptTooLong { .. } => Some("messages"),
             _ => None,
         }
-    }
-
-    /// Converts a minijinja error raised while rendering into a request error.
-    pub fn from_template(err: minijinja::Error) -> Self {
-        use crate::render::template_env::RAISED_PREFIX;
-        if err.kind() == minijinja::ErrorKind::OutOfFuel {
-            return RenderError::TemplateFuel;
-        }
-        let detail = err.detail().unwrap_or_default();
-        if let Some(pos) = detail.find(RAISED_PREFIX) {
-            return RenderError::Template(detail[pos..].to_string());
-        }
-        let mut msg = format!("TemplateError: {}", err.kind());
-        if !detail.is_empty() {
-            msg.push_str(": ");
-            msg.push_str(detail);
-        }
-        if let Some(line) = err.line() {
-            msg.push_str(&format!(" (chat template line {line})"));
-        }
-        RenderError::Template(msg)
-    }
-}
-
-impl From<crate::hashing::HashError> for RenderError {
-    fn from(e: crate::hashing::HashError) -> Self {
-        RenderError::invalid(e.param(), e.to_string())
     }
 }

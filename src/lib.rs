@@ -1,9 +1,14 @@
 //! llm-render: the CPU render tier of an LLM server.
 //!
 //! Chat request → Hugging Face chat template → token IDs, equal to transformers token for
-//! token, served over HTTP in vLLM's render API shapes (see `docs/api.md` in the shared
-//! folder and README.md). Stages are modules: [`model`] loads snapshots, [`render`] turns
-//! requests into token IDs, [`server`] is the HTTP tier and [`cli`] the command line.
+//! token, served over HTTP in vLLM's render API shapes (`docs/api.md`), and generated IDs →
+//! content, reasoning and tool calls back. The modules follow a request's path:
+//!
+//! [`protocol`] (wire types) → [`template`] (chat templates) / [`tokenize`] (text ↔ IDs) /
+//! [`media`] (images) → [`model`] (a loaded snapshot) → [`render`] (request → `GenerateRequest`)
+//! → [`derender`] (IDs → message, with the parsers crate) → [`server`] (HTTP) / [`cli`].
+//! [`hashing`] (prefix-cache block hashes) and [`error`] sit beside them. A module imports
+//! only from those before it (`tests/layering.rs` holds the code to this).
 
 pub mod cli;
 pub mod derender;
@@ -14,4 +19,6 @@ pub mod model;
 pub mod protocol;
 pub mod render;
 pub mod server;
+pub mod template;
 mod thread_scope;
+pub mod tokenize;

@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use llm_render::model::{LoadOptions, Model};
-use llm_render::render::tokenize::Backend;
+use llm_render::tokenize::Backend;
 
 const MODELS: [&str; 3] = ["qwen3", "llama3_1", "deepseek_v3"];
 
@@ -161,7 +161,8 @@ fn equal_on_every_render_golden() {
                 let req: llm_render::protocol::ChatRequest =
                     serde_json::from_value(g.request.clone()).unwrap();
                 let prompt =
-                    llm_render::render::render_chat_prompt(&m, &req, &Default::default()).unwrap();
+                    llm_render::render::render_chat_prompt(&m, &req, &Default::default(), None)
+                        .unwrap();
                 assert_eq!(&m.encode(&prompt.prompt, false).unwrap(), ids, "{}", g.id);
             }
         }

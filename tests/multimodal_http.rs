@@ -430,7 +430,7 @@ fn check_kwargs_goldens(file: &str) -> usize {
     let server_kwargs = &first["server_mm_processor_kwargs"];
     let opts = llm_render::render::RenderOptions {
         trust_request_mm_kwargs: true,
-        processor_bounds: llm_render::render::mm_kwargs::Bounds {
+        processor_bounds: llm_render::render::multimodal::Bounds {
             min_pixels: server_kwargs["min_pixels"].as_u64(),
             max_pixels: server_kwargs["max_pixels"].as_u64(),
         },
@@ -576,7 +576,7 @@ fn processor_kwargs_need_trust_and_respect_the_pixel_limit() {
 /// (`render::cancel`); outside a cancelled scope the same request renders.
 #[test]
 fn a_cancelled_render_stops_before_its_images() {
-    use llm_render::error::RenderError;
+    use llm_render::error::RequestError;
     use llm_render::render::{cancel, render_chat, RenderOptions};
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
@@ -589,11 +589,11 @@ fn a_cancelled_render_stops_before_its_images() {
     let req: llm_render::protocol::ChatRequest =
         serde_json::from_value(g["request"].clone()).unwrap();
     let opts = RenderOptions::default();
-    assert!(render_chat(&model, &req, &opts).is_ok());
+    assert!(render_chat(&model, &req, &opts, None).is_ok());
     let flag = Arc::new(AtomicBool::new(false));
-    let live = cancel::scope(flag.clone(), || render_chat(&model, &req, &opts));
+    let live = cancel::scope(flag.clone(), || render_chat(&model, &req, &opts, None));
     assert!(live.is_ok());
     drop(cancel::CancelOnDrop(flag.clone()));
-    let gone = cancel::scope(flag, || render_chat(&model, &req, &opts));
-    assert!(matches!(gone, Err(RenderError::Cancelled)), "{gone:?}");
+    let gone = cancel::scope(flag, || render_chat(&model, &req, &opts, None));
+    assert!(matches!(gone, Err(RequestError::Cancelled)), "{gone:?}");
 }

@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used)]
 mod common;
 use llm_render::protocol::ChatRequest;
-use llm_render::render::{render_chat_prompt, RenderOptions, TemplateEngine};
+use llm_render::render::{render_chat_prompt, RenderOptions};
+use llm_render::template::TemplateEngine;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use serde_json::{json, Value};
@@ -166,7 +167,7 @@ fn render(
         native_templates: native,
         ..RenderOptions::default()
     };
-    render_chat_prompt(&model, req, &opts)
+    render_chat_prompt(&model, req, &opts, None)
         .map(|r| {
             (
                 r.prompt.to_string(),
@@ -222,7 +223,7 @@ fn most_generated_cases_render_natively() {
             let req: ChatRequest =
                 serde_json::from_value(json!({"messages": messages, "add_generation_prompt": agp}))
                     .unwrap();
-            if let Ok(r) = render_chat_prompt(&model, &req, &RenderOptions::default()) {
+            if let Ok(r) = render_chat_prompt(&model, &req, &RenderOptions::default(), None) {
                 native += usize::from(r.timings.template_engine == Some(TemplateEngine::Native));
             }
         }
@@ -240,7 +241,7 @@ fn other_templates_and_request_templates_use_minijinja() {
         serde_json::from_value(json!({"messages": [{"role": "user", "content": "hi"}]})).unwrap();
     for name in common::GOLDEN_MODELS {
         let model = reg.get(Some(name)).unwrap();
-        let r = render_chat_prompt(&model, &req, &RenderOptions::default()).unwrap();
+        let r = render_chat_prompt(&model, &req, &RenderOptions::default(), None).unwrap();
         assert_eq!(
             r.timings.template_engine,
             Some(if NATIVE_MODELS.contains(&name) {
@@ -258,7 +259,7 @@ fn other_templates_and_request_templates_use_minijinja() {
         trust_request_chat_template: true,
         ..RenderOptions::default()
     };
-    let r = render_chat_prompt(&model, &edited, &opts).unwrap();
+    let r = render_chat_prompt(&model, &edited, &opts, None).unwrap();
     assert_eq!(r.timings.template_engine, Some(TemplateEngine::Minijinja));
     assert_eq!(r.prompt.as_str(), "hi");
 }

@@ -103,13 +103,13 @@ proptest! {
             plain.as_ref().map(|r| serde_json::to_value(&r.messages).unwrap()).map_err(|e| e.to_string())
         );
         if let Ok(req) = shared {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| llm_render::render::render_chat(&m, &req, &Default::default())));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| llm_render::render::render_chat(&m, &req, &Default::default(), None)));
             prop_assert!(r.is_ok(), "panic on {}", body);
             // Where a native template exists, it must agree with minijinja on any input:
             // the same token IDs, or the same error.
             let jinja = llm_render::render::RenderOptions { native_templates: false, ..Default::default() };
             let ids = |o: &llm_render::render::RenderOptions| {
-                llm_render::render::render_chat_prompt(&m, &req, o).map(|r| r.token_ids).map_err(|e| e.to_string())
+                llm_render::render::render_chat_prompt(&m, &req, o, None).map(|r| r.token_ids).map_err(|e| e.to_string())
             };
             prop_assert_eq!(ids(&Default::default()), ids(&jinja), "on {}", body);
         }

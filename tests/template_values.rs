@@ -8,7 +8,7 @@
 
 mod common;
 
-use llm_render::render::template_env::new_environment;
+use llm_render::template::env::new_environment;
 
 #[derive(serde::Deserialize)]
 struct Case {

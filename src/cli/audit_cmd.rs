@@ -15,7 +15,7 @@ use crate::media;
 use crate::model::{dtype_bytes, Model};
 use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{parse_json, ChatRequest, Field};
-use crate::render::mm_kwargs::ImageKwargs;
+use crate::render::multimodal::ImageKwargs;
 use crate::render::{generate_request, render_chat_prompt, RenderOptions};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -117,7 +117,7 @@ pub fn audit(
     let dtype_name = |d: &Option<String>| d.clone().unwrap_or_else(|| "unknown dtype".into());
     // Images first: a remote one is refused with audit's own message, before the render's.
     let images = image_hops(model, req, opts, arch.map(|a| a.hidden_size), elem)?;
-    let rendered = render_chat_prompt(model, req, opts)?;
+    let rendered = render_chat_prompt(model, req, opts, None)?;
     hops.push(Hop {
         hop: "prompt text".into(),
         bytes: Some(rendered.prompt.len() as u64),
@@ -217,7 +217,7 @@ fn image_hops(
         })
         .flat_map(|(i, parts)| {
             parts.iter().enumerate().filter_map(move |(j, part)| {
-                crate::render::messages::image_url(part)
+                crate::template::messages::image_url(part)
                     .map(|u| (format!("messages[{i}].content[{j}]"), u))
             })
         })

@@ -3,7 +3,7 @@
 
 use super::ModelArgs;
 use crate::derender::{derender, DerenderRequest, Kind};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::protocol::parse_json;
 use crate::server::ApiError;
 use clap::Args;
@@ -35,7 +35,7 @@ pub fn run(args: DerenderArgs) -> anyhow::Result<i32> {
     });
     let (value, code) = match result {
         Ok(v) => (v, 0),
-        Err(e) => (ApiError::from(e as RenderError).body(), 1),
+        Err(e) => (ApiError::from(e as RequestError).body(), 1),
     };
     println!("{value}");
     Ok(code)

@@ -7,7 +7,7 @@
 //! override either.
 
 use super::ModelArgs;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::hashing::{self, HashRequest};
 use crate::protocol::{parse_json, ChatRequest};
 use crate::render::render_chat_prompt;
@@ -36,19 +36,19 @@ pub struct HashArgs {
     pub file: Option<String>,
 }
 
-fn default_options() -> Result<HashRequest, RenderError> {
+fn default_options() -> Result<HashRequest, RequestError> {
     parse_json(b"{}")
 }
 
-fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RenderError> {
+fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RequestError> {
     let mut req: HashRequest = if args.render {
         let models = args
             .model
             .load()
-            .map_err(|e| RenderError::invalid("model", e.to_string()))?;
+            .map_err(|e| RequestError::invalid("model", e.to_string()))?;
         let chat: ChatRequest = parse_json(input)?;
         let model = models.get(chat.model.as_deref())?;
-        let rendered = render_chat_prompt(&model, &chat, &args.model.render_options())?;
+        let rendered = render_chat_prompt(&model, &chat, &args.model.render_options(), None)?;
         let opts = match chat.return_block_hashes {
             Some(r) => r,
             None => default_options()?,

@@ -131,11 +131,11 @@ pub struct ModelArgs {
     /// `min_pixels` and/or `max_pixels` (e.g. '{"max_pixels": 1003520}' caps an image at
     /// 1,280 tokens). A request's own (with --trust-request-mm-kwargs) win.
     #[arg(long, value_parser = parse_processor_bounds)]
-    pub mm_processor_kwargs: Option<crate::render::mm_kwargs::Bounds>,
+    pub mm_processor_kwargs: Option<crate::render::multimodal::Bounds>,
 }
 
-fn parse_processor_bounds(s: &str) -> Result<crate::render::mm_kwargs::Bounds, String> {
-    crate::render::mm_kwargs::Bounds::parse_flag(s)
+fn parse_processor_bounds(s: &str) -> Result<crate::render::multimodal::Bounds, String> {
+    crate::render::multimodal::Bounds::parse_flag(s)
 }
 
 impl ModelArgs {
@@ -360,7 +360,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
-        if let crate::render::tokenize::Backend::Reference(reason) = m.encoder.backend() {
+        if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
             tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
         }
         if let Some(reason) = m.decoder.off_reason() {

@@ -3,7 +3,7 @@
 //! error JSON and makes the exit code 1.
 
 use super::ModelArgs;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::ModelRegistry;
 use crate::protocol::{parse_json, ChatRequest, CompletionRequest};
 use crate::render::{render_chat, render_completion, RenderOptions};
@@ -30,7 +30,7 @@ fn render_one(
     opts: &RenderOptions,
     completion: bool,
     body: &[u8],
-) -> Result<serde_json::Value, RenderError> {
+) -> Result<serde_json::Value, RequestError> {
     if completion {
         let req: CompletionRequest = parse_json(body)?;
         let model = models.get(req.model.as_deref())?;
@@ -38,12 +38,12 @@ fn render_one(
     } else {
         let req: ChatRequest = parse_json(body)?;
         let model = models.get(req.model.as_deref())?;
-        Ok(serde_json::to_value(render_chat(&model, &req, opts)?.0).unwrap_or_default())
+        Ok(serde_json::to_value(render_chat(&model, &req, opts, None)?.0).unwrap_or_default())
     }
 }
 
 /// The error body the HTTP route would send.
-fn error_json(e: RenderError) -> serde_json::Value {
+fn error_json(e: RequestError) -> serde_json::Value {
     ApiError::from(e).body()
 }
 

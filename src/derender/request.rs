@@ -13,7 +13,7 @@
 
 use super::session::{ChoiceState, Options};
 use super::{StateCodec, StopStrings};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::{
     reasoning_parser, tool_parser, tool_parser_for_model, TagReasoningParser, ToolSchemas,
@@ -99,14 +99,14 @@ impl DerenderRequest {
     }
 
     /// The engine output this request carries.
-    pub fn output(&self) -> Result<&GenerateResponse, RenderError> {
+    pub fn output(&self) -> Result<&GenerateResponse, RequestError> {
         let (field, value) = if self.stream {
             ("generate_chunk", self.generate_chunk.as_ref())
         } else {
             ("generate_response", self.generate_response.as_ref())
         };
         value.ok_or_else(|| {
-            RenderError::invalid(
+            RequestError::invalid(
                 field,
                 format!("`{field}` is required when stream is {}", self.stream),
             )

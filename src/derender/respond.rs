@@ -20,7 +20,7 @@
 use super::request::{new_choice, options, schemas, DerenderConfig, DerenderRequest, Kind};
 use super::session::{ChoiceState, Delta};
 use super::state::StreamState;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
@@ -31,13 +31,13 @@ fn call_id(response_id: &str, choice: u32, call: usize) -> String {
     format!("call_{}", &h.to_hex()[..24])
 }
 
-fn check_ids(model: &Model, field: &str, ci: usize, ids: &[u32]) -> Result<(), RenderError> {
+fn check_ids(model: &Model, field: &str, ci: usize, ids: &[u32]) -> Result<(), RequestError> {
     if let Some((i, id)) = ids
         .iter()
         .enumerate()
         .find(|(_, id)| !model.has_token(**id))
     {
-        return Err(RenderError::invalid(
+        return Err(RequestError::invalid(
             format!("{field}.choices[{ci}].token_ids[{i}]"),
             format!("token ID {id} is out of range for model `{}`", model.name),
         ));
@@ -67,7 +67,7 @@ pub fn derender(
     req: &DerenderRequest,
     cfg: &DerenderConfig,
     kind: Kind,
-) -> Result<Value, RenderError> {
+) -> Result<Value, RequestError> {
     let original = req.original(kind);
     let output = req.output()?;
     let field = if req.stream {
@@ -84,7 +84,7 @@ pub fn derender(
     };
     if !req.stream {
         if req.stream_state.is_some() {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 "stream_state",
                 "stream_state needs stream: true",
             ));
@@ -93,7 +93,7 @@ pub fn derender(
         let id = output
             .request_id
             .clone()
-            .unwrap_or_else(|| crate::render::request_id(prefix));
+            .unwrap_or_else(|| crate::protocol::request_id(prefix));
         let mut choices = Vec::with_capacity(output.choices.len());
         let mut completion = 0;
         for c in &output.choices {
@@ -107,7 +107,7 @@ pub fn derender(
         return Ok(json!({
             "id": id,
             "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
-            "created": crate::render::unix_now(),
+            "created": crate::protocol::unix_now(),
             "model": model.name,
             "choices": choices,
             "usage": usage(prompt, completion),
@@ -121,8 +121,8 @@ pub fn derender(
             id: output
                 .request_id
                 .clone()
-                .unwrap_or_else(|| crate::render::request_id(prefix)),
-            created: crate::render::unix_now(),
+                .unwrap_or_else(|| crate::protocol::request_id(prefix)),
+            created: crate::protocol::unix_now(),
             prompt_tokens: req.prompt_token_ids.as_ref().map_or(0, Vec::len),
             opts: options(cfg, model, kind, original),
             choices: Vec::new(),
@@ -137,7 +137,7 @@ pub fn derender(
             Some(p) => p,
             None => {
                 if req.stream_state.is_some() && state.choices.len() >= 128 {
-                    return Err(RenderError::invalid(
+                    return Err(RequestError::invalid(
                         "generate_chunk.choices",
                         "too many choices",
                     ));
@@ -150,7 +150,7 @@ pub fn derender(
         };
         let st = &mut state.choices[pos];
         if st.done {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 "generate_chunk",
                 format!(
                     "choice {} has already finished; its stream is over",

@@ -7,7 +7,7 @@
 //! `last = true`, so streaming and non-streaming cannot disagree.
 
 use super::{DetokState, IncrementalDetokenizer, StopStrings};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::{
     AnyToolParser, Parsed, ReasoningParser, Split, TagReasoningParser, ToolCallDelta, ToolParser,
@@ -90,7 +90,7 @@ impl ChoiceState {
         opts: &Options,
         ids: &[u32],
         engine_finish: Option<&str>,
-    ) -> Result<Delta, RenderError> {
+    ) -> Result<Delta, RequestError> {
         let mut delta = Delta::default();
         if self.done {
             return Ok(delta);
@@ -108,7 +108,7 @@ impl ChoiceState {
                 stopped_by_id = true;
                 break;
             }
-            let piece = detok.push(*id).map_err(RenderError::Tokenizer)?;
+            let piece = detok.push(*id).map_err(RequestError::Tokenizer)?;
             text.push_str(&self.stops.push(&piece));
             if self.stops.stopped() {
                 break;
@@ -116,7 +116,7 @@ impl ChoiceState {
         }
         let ending = stopped_by_id || self.stops.stopped() || engine_finish.is_some();
         if ending && !self.stops.stopped() {
-            let rest = detok.finish().map_err(RenderError::Tokenizer)?;
+            let rest = detok.finish().map_err(RequestError::Tokenizer)?;
             text.push_str(&self.stops.push(&rest));
             if !self.stops.stopped() {
                 text.push_str(&self.stops.finish());

@@ -15,7 +15,7 @@
 //! state whose MAC equals the cached one is taken from the cache without decoding.
 
 use super::session::{ChoiceState, Options};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
@@ -84,9 +84,9 @@ impl StateCodec {
     }
 
     /// Signs a state (and caches it).
-    pub fn encode(&self, state: &StreamState) -> Result<String, RenderError> {
+    pub fn encode(&self, state: &StreamState) -> Result<String, RequestError> {
         let json = serde_json::to_vec(state)
-            .map_err(|e| RenderError::Internal(format!("stream state: {e}")))?;
+            .map_err(|e| RequestError::Internal(format!("stream state: {e}")))?;
         let signed = format!("{}.{}", state.id, URL_SAFE_NO_PAD.encode(json));
         let mac = self.mac(&signed);
         if self.capacity > 0 {
@@ -109,9 +109,9 @@ impl StateCodec {
     }
 
     /// Checks and decodes a state issued for `model`.
-    pub fn decode(&self, token: &str, model: &str) -> Result<StreamState, RenderError> {
+    pub fn decode(&self, token: &str, model: &str) -> Result<StreamState, RequestError> {
         let bad = |why: &str| {
-            RenderError::invalid("stream_state", format!("invalid stream_state: {why}"))
+            RequestError::invalid("stream_state", format!("invalid stream_state: {why}"))
         };
         let (signed, mac_b64) = token.rsplit_once('.').ok_or_else(|| bad("malformed"))?;
         let (id, payload) = signed.split_once('.').ok_or_else(|| bad("malformed"))?;

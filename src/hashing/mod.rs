@@ -103,6 +103,20 @@ impl HashRequest {
     /// These options applied to a rendered prompt: its token IDs, the request's
     /// `cache_salt` unless the options set one, and the served model name as llm-d's chain
     /// root unless the options name one.
+    /// `return_block_hashes` of a render: these options over the rendered IDs, with the
+    /// request's `cache_salt`, llm-d's chain rooted in the served model name unless given.
+    pub fn of_render(
+        &self,
+        token_ids: &[u32],
+        cache_salt: Option<&str>,
+        model_name: &str,
+    ) -> Result<Vec<serde_json::Value>, HashError> {
+        let req = self
+            .clone()
+            .for_rendered(token_ids.to_vec(), cache_salt, model_name);
+        Ok(compute(&req)?.block_hashes)
+    }
+
     pub fn for_rendered(
         mut self,
         token_ids: Vec<u32>,
@@ -208,4 +222,10 @@ pub fn compute(req: &HashRequest) -> Result<HashResponse, HashError> {
         num_full_blocks: block_hashes.len(),
         block_hashes,
     })
+}
+
+impl From<HashError> for crate::error::RequestError {
+    fn from(e: HashError) -> Self {
+        crate::error::RequestError::invalid(e.param(), e.to_string())
+    }
 }

@@ -13,20 +13,20 @@
 //!   reports (`architecture.rs`).
 
 mod architecture;
+mod bundle;
 mod config;
-mod decoder;
 mod registry;
 
 pub use architecture::{dtype_bytes, Architecture, KvLayout};
 pub use config::{GenerationConfig, ModelConfig, TokenizerConfig};
 pub use registry::ModelRegistry;
 
+use crate::error::RequestError;
 use crate::media::QwenVlProcessor;
-use crate::render::template::{ChatTemplates, TemplateLoadError};
-use crate::render::tokenize::{Encoder, EncoderOptions};
-pub use decoder::TextDecoder;
+use crate::template::{ChatTemplates, TemplateLoadError};
+use crate::tokenize::{Encoder, EncoderOptions, TextDecoder};
+use bundle::{embedded, Bundle};
 use serde::Deserialize;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 use tokenizers::Tokenizer;
@@ -85,84 +85,6 @@ impl Default for LoadOptions {
     }
 }
 
-/// Where a model's files come from.
-enum Bundle<'a> {
-    Dir(&'a Path),
-    Embedded,
-}
-
-/// The default model compiled into the binary: the Qwen3 tokenizer and chat template
-/// (Apache-2.0, see fixtures/NOTICE).
-mod embedded {
-    pub const NAME: &str = "qwen3";
-    pub const TOKENIZER_GZ: &[u8] = include_bytes!("../../fixtures/models/qwen3/tokenizer.json.gz");
-    pub const TOKENIZER_CONFIG: &[u8] =
-        include_bytes!("../../fixtures/models/qwen3/tokenizer_config.json");
-    pub const GENERATION_CONFIG: &[u8] =
-        include_bytes!("../../fixtures/models/qwen3/generation_config.json");
-    pub const CONFIG: &[u8] = include_bytes!("../../fixtures/models/qwen3/config.json");
-}
-
-impl Bundle<'_> {
-    fn describe(&self, file: &str) -> String {
-        match self {
-            Bundle::Dir(p) => p.join(file).display().to_string(),
-            Bundle::Embedded => format!("<embedded>/{file}"),
-        }
-    }
-
-    /// The bytes of `file`, or `None` when the bundle does not have it.
-    fn read(&self, file: &str) -> Result<Option<Vec<u8>>, LoadError> {
-        match self {
-            Bundle::Dir(dir) => match std::fs::read(dir.join(file)) {
-                Ok(b) => Ok(Some(b)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(source) => Err(LoadError::Io {
-                    path: self.describe(file),
-                    source,
-                }),
-            },
-            Bundle::Embedded => Ok(match file {
-                "tokenizer.json.gz" => Some(embedded::TOKENIZER_GZ.to_vec()),
-                "tokenizer_config.json" => Some(embedded::TOKENIZER_CONFIG.to_vec()),
-                "generation_config.json" => Some(embedded::GENERATION_CONFIG.to_vec()),
-                "config.json" => Some(embedded::CONFIG.to_vec()),
-                _ => None,
-            }),
-        }
-    }
-
-    fn json<T: serde::de::DeserializeOwned + Default>(&self, file: &str) -> Result<T, LoadError> {
-        match self.read(file)? {
-            None => Ok(T::default()),
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
-                path: self.describe(file),
-                source,
-            }),
-        }
-    }
-
-    /// The reference tokenizer and the `tokenizer.json` bytes it came from.
-    /// `tokenizer.json` (or its gzip), as read, and which of the two it was.
-    fn tokenizer_json(&self) -> Result<(&'static str, Vec<u8>), LoadError> {
-        let (file, bytes) = if let Some(b) = self.read("tokenizer.json")? {
-            ("tokenizer.json", b)
-        } else if let Some(gz) = self.read("tokenizer.json.gz")? {
-            let mut b = Vec::new();
-            flate2::read::GzDecoder::new(gz.as_slice())
-                .read_to_end(&mut b)
-                .map_err(|source| LoadError::Io {
-                    path: self.describe("tokenizer.json.gz"),
-                    source,
-                })?;
-            ("tokenizer.json.gz", b)
-        } else {
-            return Err(LoadError::NoTokenizer(self.describe("")));
-        };
-        Ok((file, bytes))
-    }
-}
-
 /// One served model. Immutable after load and shared by all requests.
 pub struct Model {
     pub name: String,
@@ -216,79 +138,13 @@ impl Model {
         bundle: &Bundle,
         opts: &LoadOptions,
     ) -> Result<Model, LoadError> {
-        let (file, json) = bundle.tokenizer_json()?;
-        // The reference tokenizer and fastokens' tables are built from the same file on two
-        // threads: fastokens' is the longer (~0.4–0.8 s for Qwen3 here), `tokenizers`' ~0.15 s.
-        let (tokenizer, fast) = std::thread::scope(|scope| {
-            let fast = opts
-                .fast_tokenizer
-                .then(|| scope.spawn(|| crate::render::tokenize::build_fast(&json)));
-            let tokenizer = Tokenizer::from_bytes(&json);
-            let fast = fast.map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("fastokens panicked while loading it".into()))
-            });
-            (tokenizer, fast)
-        });
-        drop(json);
-        let tokenizer = tokenizer.map_err(|e| LoadError::Tokenizer {
-            path: bundle.describe(file),
-            message: e.to_string(),
-        })?;
-        let encoder_opts = EncoderOptions {
-            segment_cache_bytes: opts.segment_cache_bytes,
-            prompt_cache_bytes: opts.prompt_cache_bytes,
-        };
-        let encoder = match fast {
-            Some(fast) => Encoder::new(&tokenizer, fast, &encoder_opts),
-            None => Encoder::reference_only(
-                &tokenizer,
-                "disabled by --no-fast-tokenizer",
-                &encoder_opts,
-            ),
-        };
+        let (tokenizer, encoder) = load_tokenizer(bundle, opts)?;
         let decoder = TextDecoder::new(&tokenizer);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
         let generation: GenerationConfig = bundle.json("generation_config.json")?;
-        // Read once: the fields rendering uses, and the sizes `llm-render audit` reports.
-        let (model_config, architecture) = match bundle.read("config.json")? {
-            None => (ModelConfig::default(), None),
-            Some(bytes) => {
-                let bad = |source| LoadError::Json {
-                    path: bundle.describe("config.json"),
-                    source,
-                };
-                let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(bad)?;
-                let config = ModelConfig::deserialize(&json).map_err(bad)?;
-                (config, Architecture::from_config(&json))
-            }
-        };
-
-        let mut templates: Vec<(String, String)> = Vec::new();
-        if let Some(bytes) = bundle.read("chat_template.jinja")? {
-            templates.push((
-                "default".into(),
-                String::from_utf8_lossy(&bytes).into_owned(),
-            ));
-        } else if let Some(spec) = &tok_config.chat_template {
-            match spec {
-                config::TemplateSpec::Single(s) => templates.push(("default".into(), s.clone())),
-                config::TemplateSpec::Named(list) => {
-                    templates.extend(list.iter().map(|t| (t.name.clone(), t.template.clone())))
-                }
-            }
-        } else if let Some(bytes) = bundle.read("chat_template.json")? {
-            let v: serde_json::Value =
-                serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
-                    path: bundle.describe("chat_template.json"),
-                    source,
-                })?;
-            if let Some(s) = v.get("chat_template").and_then(|s| s.as_str()) {
-                templates.push(("default".into(), s.to_string()));
-            }
-        }
-        let templates = ChatTemplates::compile(templates, opts.template_fuel)?;
-
+        let (model_config, architecture) = read_config(bundle)?;
+        let templates =
+            ChatTemplates::compile(template_sources(bundle, &tok_config)?, opts.template_fuel)?;
         let eos_token_ids = match &generation.eos_token_id {
             Some(ids) => ids.to_vec(),
             None => tok_config
@@ -331,10 +187,12 @@ impl Model {
         })
     }
 
-    /// Encodes `text` with the model's encoder; added tokens in it are matched.
-    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, String> {
+    /// Encodes `text` with the model's encoder; added tokens in it are matched
+    /// (`split_special_tokens=False`).
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>, RequestError> {
         self.encoder
             .encode(&self.tokenizer, text, add_special_tokens)
+            .map_err(RequestError::Tokenizer)
     }
 
     /// [`Model::encode`] of a prompt held shared, without special tokens (the prompt cache
@@ -342,8 +200,10 @@ impl Model {
     pub fn encode_shared(
         &self,
         prompt: &std::sync::Arc<String>,
-    ) -> Result<std::sync::Arc<Vec<u32>>, String> {
-        self.encoder.encode_shared(&self.tokenizer, prompt)
+    ) -> Result<std::sync::Arc<Vec<u32>>, RequestError> {
+        self.encoder
+            .encode_shared(&self.tokenizer, prompt)
+            .map_err(RequestError::Tokenizer)
     }
 
     /// `tokenizer.decode(ids, skip_special_tokens)`, from a table of each ID's bytes when
@@ -357,6 +217,91 @@ impl Model {
     pub fn has_token(&self, id: u32) -> bool {
         self.decoder.has_token(&self.tokenizer, id)
     }
+}
+
+/// The reference tokenizer and the encoder renders use, from `tokenizer.json`. The two are
+/// built from the same file on two threads: fastokens' tables take the longer (~0.4–0.8 s
+/// for Qwen3 here), `tokenizers`' parse ~0.15 s.
+fn load_tokenizer(bundle: &Bundle, opts: &LoadOptions) -> Result<(Tokenizer, Encoder), LoadError> {
+    let (file, json) = bundle.tokenizer_json()?;
+    let (tokenizer, fast) = std::thread::scope(|scope| {
+        let fast = opts
+            .fast_tokenizer
+            .then(|| scope.spawn(|| crate::tokenize::build_fast(&json)));
+        let tokenizer = Tokenizer::from_bytes(&json);
+        let fast = fast.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("fastokens panicked while loading it".into()))
+        });
+        (tokenizer, fast)
+    });
+    drop(json);
+    let tokenizer = tokenizer.map_err(|e| LoadError::Tokenizer {
+        path: bundle.describe(file),
+        message: e.to_string(),
+    })?;
+    let encoder_opts = EncoderOptions {
+        segment_cache_bytes: opts.segment_cache_bytes,
+        prompt_cache_bytes: opts.prompt_cache_bytes,
+    };
+    let encoder = match fast {
+        Some(fast) => Encoder::new(&tokenizer, fast, &encoder_opts),
+        None => {
+            Encoder::reference_only(&tokenizer, "disabled by --no-fast-tokenizer", &encoder_opts)
+        }
+    };
+    Ok((tokenizer, encoder))
+}
+
+/// `config.json`, read once: the fields rendering uses, and the sizes `llm-render audit`
+/// reports. A bundle without one has neither.
+fn read_config(bundle: &Bundle) -> Result<(ModelConfig, Option<Architecture>), LoadError> {
+    let Some(bytes) = bundle.read("config.json")? else {
+        return Ok((ModelConfig::default(), None));
+    };
+    let bad = |source| LoadError::Json {
+        path: bundle.describe("config.json"),
+        source,
+    };
+    let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(bad)?;
+    let config = ModelConfig::deserialize(&json).map_err(bad)?;
+    Ok((config, Architecture::from_config(&json)))
+}
+
+/// The chat templates as `(name, source)`, as transformers picks them: `chat_template.jinja`,
+/// else `tokenizer_config.json`'s `chat_template` (one, or named ones), else
+/// `chat_template.json`.
+fn template_sources(
+    bundle: &Bundle,
+    tok_config: &TokenizerConfig,
+) -> Result<Vec<(String, String)>, LoadError> {
+    if let Some(bytes) = bundle.read("chat_template.jinja")? {
+        return Ok(vec![(
+            "default".into(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )]);
+    }
+    if let Some(spec) = &tok_config.chat_template {
+        return Ok(match spec {
+            config::TemplateSpec::Single(s) => vec![("default".into(), s.clone())],
+            config::TemplateSpec::Named(list) => list
+                .iter()
+                .map(|t| (t.name.clone(), t.template.clone()))
+                .collect(),
+        });
+    }
+    let Some(bytes) = bundle.read("chat_template.json")? else {
+        return Ok(Vec::new());
+    };
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
+            path: bundle.describe("chat_template.json"),
+            source,
+        })?;
+    Ok(v.get("chat_template")
+        .and_then(|s| s.as_str())
+        .map(|s| vec![("default".into(), s.to_string())])
+        .unwrap_or_default())
 }
 
 /// Parses a `--model` value: `NAME=PATH`, or `PATH` (named after the folder).

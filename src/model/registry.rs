@@ -1,7 +1,7 @@
 //! The models one process serves, by name.
 
 use super::{parse_model_spec, LoadError, LoadOptions, Model};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -55,17 +55,17 @@ impl ModelRegistry {
     }
 
     /// The model a request names; it may omit the name when exactly one model is served.
-    pub fn get(&self, name: Option<&str>) -> Result<Arc<Model>, RenderError> {
+    pub fn get(&self, name: Option<&str>) -> Result<Arc<Model>, RequestError> {
         match name {
             Some(n) => self
                 .models
                 .iter()
                 .find(|m| m.name == n)
                 .cloned()
-                .ok_or_else(|| RenderError::ModelNotFound(n.to_string())),
+                .ok_or_else(|| RequestError::ModelNotFound(n.to_string())),
             None => match self.models.as_slice() {
                 [only] => Ok(only.clone()),
-                _ => Err(RenderError::invalid(
+                _ => Err(RequestError::invalid(
                     "model",
                     "`model` is required when several models are served",
                 )),

@@ -4,12 +4,14 @@
 
 pub mod fast_json;
 mod generate;
+mod ids;
 mod message;
 mod requests;
 mod sampling;
 mod text;
 
 pub use generate::{GenerateRequest, ModelCard, ModelList};
+pub use ids::{request_id, unix_now};
 pub use message::{Field, Message};
 pub use requests::{
     parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,

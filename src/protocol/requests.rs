@@ -1,5 +1,5 @@
 use super::sampling::with_sampling_fields;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -14,7 +14,7 @@ fn yes() -> bool {
 ///
 /// The happy path is a plain `serde_json` parse; only a body that fails is parsed again
 /// with path tracking, which costs a few percent on every field of a large request.
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RequestError> {
     // One SIMD pass over the whole body, then `from_str`, which skips the check `from_slice`
     // makes on every string with the standard library's validator. Invalid UTF-8 goes
     // through `from_slice`, so its error is serde_json's own.
@@ -30,23 +30,23 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, RenderError> {
 
 /// [`parse_json`] for a body the server holds as [`Bytes`]: message strings without escapes
 /// become slices of it instead of copies (see `protocol::text`).
-pub fn parse_json_shared<T: DeserializeOwned>(body: &Bytes) -> Result<T, RenderError> {
+pub fn parse_json_shared<T: DeserializeOwned>(body: &Bytes) -> Result<T, RequestError> {
     super::text::parse_shared(body, parse_json)
 }
 
 /// The field-naming error for a body `T` cannot be parsed from.
-fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RenderError {
+fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
     let mut de = serde_json::Deserializer::from_slice(body);
     let err = match serde_path_to_error::deserialize::<_, T>(&mut de) {
         Ok(_) => match de.end() {
             Ok(()) => {
-                return RenderError::InvalidRequest {
+                return RequestError::InvalidRequest {
                     message: "invalid JSON body".into(),
                     param: None,
                 }
             }
             Err(e) => {
-                return RenderError::InvalidRequest {
+                return RequestError::InvalidRequest {
                     message: format!("invalid JSON body: {e}"),
                     param: None,
                 }
@@ -57,12 +57,12 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RenderError {
     let path = err.path().to_string();
     let inner = err.into_inner();
     if inner.is_syntax() || inner.is_eof() || path == "." {
-        RenderError::InvalidRequest {
+        RequestError::InvalidRequest {
             message: format!("invalid JSON body: {inner}"),
             param: None,
         }
     } else {
-        RenderError::InvalidRequest {
+        RequestError::InvalidRequest {
             message: format!("{path}: {inner}"),
             param: Some(path),
         }

@@ -5,7 +5,7 @@
 //! `--max-blocking-renders` slot held, while new requests wait for slots. The server runs
 //! such a render inside [`scope`] with a flag it sets when the request's future is dropped;
 //! the render checks [`requested`] between its costly stages (after the template, before
-//! each image) and stops with [`RenderError::Cancelled`](crate::error::RenderError).
+//! each image) and stops with [`RequestError::Cancelled`](crate::error::RequestError).
 //! Outside a scope (inline renders, the CLI) nothing is ever cancelled.
 
 use std::cell::RefCell;
@@ -41,9 +41,9 @@ impl Drop for CancelOnDrop {
 }
 
 /// `Err(Cancelled)` when [`requested`].
-pub fn check() -> Result<(), crate::error::RenderError> {
+pub fn check() -> Result<(), crate::error::RequestError> {
     if requested() {
-        Err(crate::error::RenderError::Cancelled)
+        Err(crate::error::RequestError::Cancelled)
     } else {
         Ok(())
     }

@@ -1,16 +1,20 @@
 //! `POST /v1/chat/completions/render`: messages → template → token IDs → `GenerateRequest`.
+//!
+//! Two steps, each its own entry point: [`render_chat_prompt`] (the prompt text and its
+//! token IDs, with images expanded: what `/tokenize`, `hash` and `template-diff` need) and
+//! [`generate_request`] (those IDs with the request's sampling parameters and options);
+//! [`render_chat`] runs both.
 
-use super::messages::to_template_messages;
-use super::messages::ImageRef;
-use super::multimodal::FetchedMedia;
-use super::native::NativeInput;
+use super::multimodal::{expand_images, FetchedMedia, ImageKwargs};
 use super::sampling::build_sampling_params;
-use super::template::{ChatTemplates, SelectError, Selected};
-use super::template_env::py_space;
-use super::{request_id, RenderOptions, TemplateEngine, Timings};
-use crate::error::RenderError;
+use super::{RenderOptions, Timings};
+use crate::error::RequestError;
 use crate::model::Model;
-use crate::protocol::{ChatRequest, GenerateRequest};
+use crate::protocol::{request_id, ChatRequest, GenerateRequest};
+use crate::template::env::py_space;
+use crate::template::messages::to_template_messages;
+use crate::template::native::NativeInput;
+use crate::template::{ChatTemplates, ImageRef, SelectError, Selected, TemplateEngine};
 use minijinja::value::{Serde, Value};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -33,23 +37,16 @@ pub struct ChatRendered {
     pub timings: Timings,
 }
 
-/// Renders and tokenizes a chat request, then builds vLLM's `GenerateRequest`.
+/// Renders and tokenizes a chat request, then builds vLLM's `GenerateRequest`. `media` holds
+/// the request's `http(s)` images, fetched beforehand (`fetch_request_media`); `None` when
+/// there are none to fetch.
 pub fn render_chat(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
-) -> Result<(GenerateRequest, Timings), RenderError> {
-    render_chat_with(model, req, opts, &FetchedMedia::default())
-}
-
-/// [`render_chat`] with `http(s)` images already fetched (see `fetch_request_media`).
-pub fn render_chat_with(
-    model: &Model,
-    req: &ChatRequest,
-    opts: &RenderOptions,
-    media: &FetchedMedia,
-) -> Result<(GenerateRequest, Timings), RenderError> {
-    let rendered = render_chat_prompt_with(model, req, opts, media)?;
+    media: Option<&FetchedMedia>,
+) -> Result<(GenerateRequest, Timings), RequestError> {
+    let rendered = render_chat_prompt(model, req, opts, media)?;
     let timings = rendered.timings;
     Ok((generate_request(model, req, rendered)?, timings))
 }
@@ -60,15 +57,14 @@ pub fn generate_request(
     model: &Model,
     req: &ChatRequest,
     rendered: ChatRendered,
-) -> Result<GenerateRequest, RenderError> {
+) -> Result<GenerateRequest, RequestError> {
     let sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
-    let block_hashes = super::block_hashes_for(
-        req.return_block_hashes.as_ref(),
-        &rendered.token_ids,
-        req.cache_salt.as_deref(),
-        &model.name,
-    )?;
+    let block_hashes = req
+        .return_block_hashes
+        .as_ref()
+        .map(|h| h.of_render(&rendered.token_ids, req.cache_salt.as_deref(), &model.name))
+        .transpose()?;
     let out = GenerateRequest {
         request_id: req
             .request_id
@@ -88,32 +84,23 @@ pub fn generate_request(
     Ok(out)
 }
 
-/// Renders the prompt text and its token IDs.
+/// Renders the prompt text and its token IDs (images expanded; `media` as [`render_chat`]).
 pub fn render_chat_prompt(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
-) -> Result<ChatRendered, RenderError> {
-    render_chat_prompt_with(model, req, opts, &FetchedMedia::default())
-}
-
-/// [`render_chat_prompt`] with `http(s)` images already fetched.
-pub fn render_chat_prompt_with(
-    model: &Model,
-    req: &ChatRequest,
-    opts: &RenderOptions,
-    media: &FetchedMedia,
-) -> Result<ChatRendered, RenderError> {
+    media: Option<&FetchedMedia>,
+) -> Result<ChatRendered, RequestError> {
     let t0 = Instant::now();
     if req.messages.is_empty() {
-        return Err(RenderError::invalid(
+        return Err(RequestError::invalid(
             "messages",
             "messages must contain at least one message",
         ));
     }
     let mut kwargs = req.chat_template_kwargs.clone().unwrap_or_default();
     if let Some(k) = RESERVED_KWARGS.iter().find(|k| kwargs.contains_key(**k)) {
-        return Err(RenderError::invalid(
+        return Err(RequestError::invalid(
             "chat_template_kwargs",
             format!("chat_template_kwargs may not set `{k}`; pass it as a request field"),
         ));
@@ -125,7 +112,7 @@ pub fn render_chat_prompt_with(
         take_bool(&mut kwargs, "continue_final_message")?.unwrap_or(req.continue_final_message);
     let documents = kwargs.remove("documents");
     if continue_final && add_generation_prompt {
-        return Err(RenderError::invalid(
+        return Err(RequestError::invalid(
             "continue_final_message",
             "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message when \
              you want the model to continue the final message, and add_generation_prompt when you want to add a \
@@ -138,11 +125,11 @@ pub fn render_chat_prompt_with(
         Some(src) if opts.trust_request_chat_template => {
             request_templates =
                 ChatTemplates::compile(vec![("request".into(), src.clone())], opts.template_fuel)
-                    .map_err(|e| RenderError::invalid("chat_template", e.to_string()))?;
+                    .map_err(|e| RequestError::invalid("chat_template", e.to_string()))?;
             &request_templates
         }
         Some(_) => {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 "chat_template",
                 "chat_template is passed with the request, but the server was not started with \
                  --trust-request-chat-template",
@@ -151,8 +138,8 @@ pub fn render_chat_prompt_with(
         None => &model.templates,
     };
     let selected = templates.select(req.tools.is_some()).map_err(|e| match e {
-        SelectError::NoTemplate => RenderError::invalid("messages", e.to_string()),
-        SelectError::NoDefault(_) => RenderError::Template(e.to_string()),
+        SelectError::NoTemplate => RequestError::invalid("messages", e.to_string()),
+        SelectError::NoDefault(_) => RequestError::Template(e.to_string()),
     })?;
 
     let native = selected
@@ -193,21 +180,19 @@ pub fn render_chat_prompt_with(
     super::cancel::check()?;
     let t1 = Instant::now();
     let prompt = std::sync::Arc::new(prompt);
-    let token_ids = model
-        .encode_shared(&prompt)
-        .map_err(RenderError::Tokenizer)?;
+    let token_ids = model.encode_shared(&prompt)?;
     let timings = Timings {
         template: t1 - t0,
         tokenize: t1.elapsed(),
         template_engine: Some(engine),
     };
-    let (token_ids, features) = super::multimodal::expand_images(
+    let (token_ids, features) = expand_images(
         model,
         &images,
         token_ids,
         opts,
         media,
-        &super::mm_kwargs::ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?,
+        &ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?,
     )?;
     Ok(ChatRendered {
         prompt,
@@ -235,7 +220,7 @@ fn render_with_minijinja(
     selected: &Selected<'_>,
     images: &mut Vec<ImageRef>,
     args: TemplateArgs,
-) -> Result<String, RenderError> {
+) -> Result<String, RequestError> {
     let mut messages = to_template_messages(&req.messages, selected.format, images)?;
     let final_text = if args.continue_final {
         Some(tag_final_message(&mut messages, selected.source)?)
@@ -273,35 +258,21 @@ fn render_with_minijinja(
         Value::from(args.add_generation_prompt),
     );
 
-    let mut prompt = selected
-        .template
-        .render(&ctx)
-        .map_err(RenderError::from_template)?;
+    let mut prompt = selected.render(&ctx)?;
     if let Some(final_text) = final_text {
         prompt = cut_at_continue_tag(prompt, &final_text)?;
     }
     Ok(prompt)
 }
 
-/// Tokenizes `text`; special and added tokens in it are matched (`split_special_tokens=False`).
-pub fn encode(
-    model: &Model,
-    text: &str,
-    add_special_tokens: bool,
-) -> Result<Vec<u32>, RenderError> {
-    model
-        .encode(text, add_special_tokens)
-        .map_err(RenderError::Tokenizer)
-}
-
 fn take_bool(
     kwargs: &mut serde_json::Map<String, serde_json::Value>,
     key: &str,
-) -> Result<Option<bool>, RenderError> {
+) -> Result<Option<bool>, RequestError> {
     match kwargs.remove(key) {
         None => Ok(None),
         Some(serde_json::Value::Bool(b)) => Ok(Some(b)),
-        Some(_) => Err(RenderError::invalid(
+        Some(_) => Err(RequestError::invalid(
             format!("chat_template_kwargs.{key}"),
             format!("chat_template_kwargs.{key} must be a boolean"),
         )),
@@ -313,8 +284,8 @@ fn take_bool(
 fn tag_final_message(
     messages: &mut [serde_json::Value],
     source: &str,
-) -> Result<String, RenderError> {
-    let bad = |m: &str| RenderError::invalid("continue_final_message", m);
+) -> Result<String, RequestError> {
+    let bad = |m: &str| RequestError::invalid("continue_final_message", m);
     let last = messages
         .last_mut()
         .ok_or_else(|| bad("continue_final_message is set but the conversation is empty!"))?;
@@ -344,11 +315,11 @@ fn tag_final_message(
 }
 
 /// Cuts the rendered prompt at the continue tag, as transformers does.
-fn cut_at_continue_tag(rendered: String, final_text: &str) -> Result<String, RenderError> {
+fn cut_at_continue_tag(rendered: String, final_text: &str) -> Result<String, RequestError> {
     let tag = CONTINUE_TAG.trim_matches(py_space);
     let stripped = final_text.trim_matches(py_space);
     let Some(loc) = rendered.rfind(tag).filter(|_| rendered.contains(stripped)) else {
-        return Err(RenderError::invalid(
+        return Err(RequestError::invalid(
             "continue_final_message",
             "continue_final_message is set but the final message does not appear in the chat after applying the \
              chat template! This can happen if the chat template deletes portions of the final message.",

@@ -1,12 +1,11 @@
 //! `POST /v1/completions/render`: a prompt (text or token IDs, one or many) → one
 //! `GenerateRequest` per prompt, as vLLM's completion render returns a list.
 
-use super::chat::encode;
 use super::sampling::build_sampling_params;
-use super::{request_id, Timings};
-use crate::error::RenderError;
+use super::Timings;
+use crate::error::RequestError;
 use crate::model::Model;
-use crate::protocol::{CompletionRequest, GenerateRequest};
+use crate::protocol::{request_id, CompletionRequest, GenerateRequest};
 use serde_json::Value;
 use std::time::Instant;
 
@@ -16,13 +15,13 @@ enum Prompt<'a> {
     Ids(Vec<u32>),
 }
 
-fn token_ids(v: &[Value], param: &str) -> Result<Vec<u32>, RenderError> {
+fn token_ids(v: &[Value], param: &str) -> Result<Vec<u32>, RequestError> {
     v.iter()
         .map(|x| {
             x.as_u64()
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(|| {
-                    RenderError::invalid(
+                    RequestError::invalid(
                         param,
                         format!("{param} must hold token IDs (non-negative integers)"),
                     )
@@ -32,9 +31,9 @@ fn token_ids(v: &[Value], param: &str) -> Result<Vec<u32>, RenderError> {
 }
 
 /// Reads `prompt`: a string, a list of strings, a list of ints, or a list of int lists.
-fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
+fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RequestError> {
     let bad = || {
-        RenderError::invalid(
+        RequestError::invalid(
             "prompt",
             "prompt must be a string, a list of strings, a list of token IDs or a list of token-ID lists",
         )
@@ -42,7 +41,7 @@ fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
     match prompt {
         Value::String(s) => Ok(vec![Prompt::Text(s)]),
         Value::Array(items) if items.is_empty() => {
-            Err(RenderError::invalid("prompt", "prompt must not be empty"))
+            Err(RequestError::invalid("prompt", "prompt must not be empty"))
         }
         Value::Array(items) => match &items[0] {
             Value::String(_) => items
@@ -50,7 +49,7 @@ fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
                 .enumerate()
                 .map(|(i, x)| {
                     x.as_str().map(Prompt::Text).ok_or_else(|| {
-                        RenderError::invalid(
+                        RequestError::invalid(
                             format!("prompt[{i}]"),
                             "prompt lists must not mix strings and other values",
                         )
@@ -65,7 +64,7 @@ fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
                     Value::Array(ids) if !ids.is_empty() => {
                         Ok(Prompt::Ids(token_ids(ids, &format!("prompt[{i}]"))?))
                     }
-                    _ => Err(RenderError::invalid(
+                    _ => Err(RequestError::invalid(
                         format!("prompt[{i}]"),
                         format!("prompt[{i}] must be a non-empty list of token IDs"),
                     )),
@@ -81,7 +80,7 @@ fn prompts(prompt: &Value) -> Result<Vec<Prompt<'_>>, RenderError> {
 pub fn render_completion(
     model: &Model,
     req: &CompletionRequest,
-) -> Result<(Vec<GenerateRequest>, Timings), RenderError> {
+) -> Result<(Vec<GenerateRequest>, Timings), RequestError> {
     let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
     let list = prompts(&req.prompt)?;
     let sampling = req.sampling();
@@ -92,13 +91,13 @@ pub fn render_completion(
         let ids = match p {
             Prompt::Text(text) => {
                 let t = Instant::now();
-                let ids = encode(model, text, req.add_special_tokens)?;
+                let ids = model.encode(text, req.add_special_tokens)?;
                 timings.tokenize += t.elapsed();
                 ids
             }
             Prompt::Ids(ids) => {
                 if let Some(bad) = ids.iter().find(|id| !model.has_token(**id)) {
-                    return Err(RenderError::invalid(
+                    return Err(RequestError::invalid(
                         "prompt",
                         format!("token ID {bad} is out of range for model `{}`", model.name),
                     ));
@@ -107,18 +106,17 @@ pub fn render_completion(
             }
         };
         if ids.is_empty() {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 "prompt",
                 "prompt renders to no tokens",
             ));
         }
         let sampling_params = build_sampling_params(model, &sampling, ids.len(), false)?;
-        let block_hashes = super::block_hashes_for(
-            req.return_block_hashes.as_ref(),
-            &ids,
-            req.cache_salt.as_deref(),
-            &model.name,
-        )?;
+        let block_hashes = req
+            .return_block_hashes
+            .as_ref()
+            .map(|h| h.of_render(&ids, req.cache_salt.as_deref(), &model.name))
+            .transpose()?;
         out.push(GenerateRequest {
             request_id: if many {
                 format!("{base_id}-{i}")

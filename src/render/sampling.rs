@@ -4,7 +4,7 @@
 //! (`ModelConfig.get_diff_sampling_param`), else `SamplingParams`' own default. Validation
 //! mirrors `SamplingParams._verify_args`, so a request vLLM would reject is a 400 here.
 
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{SamplingFields, SamplingParams, StopSpec};
 
@@ -13,11 +13,11 @@ const SAMPLING_EPS: f64 = 1e-5;
 
 /// The message is built only on failure: formatting floats on every request for checks that
 /// pass cost ~1 µs, a twentieth of a small render.
-fn check(ok: bool, param: &str, message: impl FnOnce() -> String) -> Result<(), RenderError> {
+fn check(ok: bool, param: &str, message: impl FnOnce() -> String) -> Result<(), RequestError> {
     if ok {
         Ok(())
     } else {
-        Err(RenderError::invalid(param, message()))
+        Err(RequestError::invalid(param, message()))
     }
 }
 
@@ -28,11 +28,11 @@ pub fn build_sampling_params(
     f: &SamplingFields,
     prompt_len: usize,
     chat: bool,
-) -> Result<SamplingParams, RenderError> {
+) -> Result<SamplingParams, RequestError> {
     let g = &model.generation;
     if let Some(max) = model.max_model_len {
         if prompt_len as u64 >= max {
-            return Err(RenderError::PromptTooLong {
+            return Err(RequestError::PromptTooLong {
                 prompt_tokens: prompt_len,
                 max_model_len: max,
             });
@@ -50,10 +50,10 @@ pub fn build_sampling_params(
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::Bool(b)) if chat => b.then_some(f.top_logprobs.unwrap_or(0)),
         Some(v) if !chat => Some(v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
-            || RenderError::invalid("logprobs", "logprobs must be a non-negative integer"),
+            || RequestError::invalid("logprobs", "logprobs must be a non-negative integer"),
         )?),
         Some(_) => {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 "logprobs",
                 "logprobs must be a boolean",
             ))

@@ -10,8 +10,8 @@
 //! `benches/ab_turns.py`, see the README). Here a request costs one boxed future. The
 //! handlers (`routes.rs`) still answer with axum's response types.
 
-use super::deadlines::ConnectionWatch;
 use super::routes;
+use super::transport::ConnectionWatch;
 use super::{ApiError, AppState};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue, Method, Request, StatusCode};

@@ -1,7 +1,7 @@
 //! Errors in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`, with the
 //! HTTP status in `code` as vLLM writes it.
 
-use crate::error::RenderError;
+use crate::error::RequestError;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -38,21 +38,21 @@ impl ApiError {
     }
 }
 
-impl From<RenderError> for ApiError {
-    fn from(e: RenderError) -> Self {
+impl From<RequestError> for ApiError {
+    fn from(e: RequestError) -> Self {
         let status = match &e {
-            RenderError::ModelNotFound(_) => StatusCode::NOT_FOUND,
-            RenderError::Tokenizer(_) | RenderError::Internal(_) => {
+            RequestError::ModelNotFound(_) => StatusCode::NOT_FOUND,
+            RequestError::Tokenizer(_) | RequestError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
             // nginx's "client closed request"; only the metrics see it.
-            RenderError::Cancelled => {
+            RequestError::Cancelled => {
                 StatusCode::from_u16(499).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
             }
-            RenderError::InvalidRequest { .. }
-            | RenderError::Template(_)
-            | RenderError::TemplateFuel
-            | RenderError::PromptTooLong { .. } => StatusCode::BAD_REQUEST,
+            RequestError::InvalidRequest { .. }
+            | RequestError::Template(_)
+            | RequestError::TemplateFuel
+            | RequestError::PromptTooLong { .. } => StatusCode::BAD_REQUEST,
         };
         ApiError {
             status,

@@ -1,6 +1,6 @@
 //! Prometheus metrics (`GET /metrics`, text format 0.0.4). Names are prefixed `llm_render_`.
 
-use crate::render::TemplateEngine;
+use crate::template::TemplateEngine;
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,

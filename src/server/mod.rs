@@ -11,24 +11,23 @@
 //! worker, see `runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
 //! runtime; both serve each connection the same way.
 
-mod deadlines;
 mod dispatch;
 mod error;
-pub mod memory;
 mod metrics;
 mod routes;
-mod runtime;
+mod transport;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use runtime::{serve_per_core, serve_per_core_until, serve_work_stealing};
+pub use transport::memory;
+pub use transport::{serve_per_core, serve_per_core_until, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
-use deadlines::Deadlines;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
+use transport::Deadlines;
 
 /// Limits and switches of one server process (see `llm-render serve --help`).
 #[derive(Debug, Clone)]
@@ -112,24 +111,4 @@ pub enum StateError {
     Metrics(#[from] prometheus::Error),
     #[error("cannot start the timeout thread: {0}")]
     Thread(std::io::Error),
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutdown signal received; draining in-flight requests");
 }

@@ -3,7 +3,7 @@
 //! OpenAI-shaped error.
 
 use super::{ApiError, AppState};
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{
     parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
@@ -38,7 +38,7 @@ fn offload(st: &AppState, bytes: &[u8]) -> bool {
 async fn blocking<T: Send + 'static>(
     st: &Arc<AppState>,
     bytes: Bytes,
-    f: impl FnOnce(&AppState, Bytes) -> Result<T, RenderError> + Send + 'static,
+    f: impl FnOnce(&AppState, Bytes) -> Result<T, RequestError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let internal = |what: &dyn std::fmt::Display| {
         tracing::error!("render task failed: {what}");
@@ -122,13 +122,13 @@ impl http_body::Body for ChunkedBody {
 
 impl JsonBytes {
     /// One `GenerateRequest`, through its fast writer.
-    fn generate(g: GenerateRequest) -> Result<Self, RenderError> {
+    fn generate(g: GenerateRequest) -> Result<Self, RequestError> {
         Self::generate_list(vec![g], false)
     }
 
     /// `[g, ...]` when `array`, else the single element. Large feature strings (image
     /// tensors) become buffers of their own; the rest is written between them.
-    fn generate_list(gs: Vec<GenerateRequest>, array: bool) -> Result<Self, RenderError> {
+    fn generate_list(gs: Vec<GenerateRequest>, array: bool) -> Result<Self, RequestError> {
         let size: usize = gs.iter().map(|g| g.json_size_hint()).sum();
         let mut out = JsonChunks::with_capacity(size.min(1 << 20));
         if array {
@@ -139,7 +139,7 @@ impl JsonBytes {
                 out.cur.push(b',');
             }
             g.into_json(&mut out)
-                .map_err(|e| RenderError::Internal(format!("serializing the response: {e}")))?;
+                .map_err(|e| RequestError::Internal(format!("serializing the response: {e}")))?;
         }
         if array {
             out.cur.push(b']');
@@ -159,7 +159,7 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
     let out = blocking(&st, bytes, move |st, bytes| {
         let req: ChatRequest = parse_json_shared(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
-        let (out, timings) = render::render_chat_with(&model, &req, &st.config.render, &media)?;
+        let (out, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
         st.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
         JsonBytes::generate(out)
@@ -186,20 +186,18 @@ pub async fn tokenize(st: Arc<AppState>, bytes: Bytes) -> Result<Json<TokenizeRe
         let req: TokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         let tokens = match (&req.prompt, &req.messages) {
-            (Some(prompt), None) => {
-                render::chat::encode(&model, prompt, req.add_special_tokens.unwrap_or(true))?
-            }
+            (Some(prompt), None) => model.encode(prompt, req.add_special_tokens.unwrap_or(true))?,
             (None, Some(_)) => {
                 let chat: ChatRequest = parse_json_shared(&bytes)?;
-                let prompt = render::render_chat_prompt(&model, &chat, &st.config.render)?;
+                let prompt = render::render_chat_prompt(&model, &chat, &st.config.render, None)?;
                 if req.add_special_tokens.unwrap_or(false) {
-                    render::chat::encode(&model, &prompt.prompt, true)?
+                    model.encode(&prompt.prompt, true)?
                 } else {
                     Arc::unwrap_or_clone(prompt.token_ids)
                 }
             }
             _ => {
-                return Err(RenderError::invalid(
+                return Err(RequestError::invalid(
                     "prompt",
                     "pass exactly one of `prompt` and `messages`",
                 ))
@@ -235,14 +233,14 @@ pub async fn detokenize(
             .enumerate()
             .find(|(_, id)| !model.has_token(**id))
         {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 format!("tokens[{i}]"),
                 format!("token ID {id} is out of range for model `{}`", model.name),
             ));
         }
         let prompt = model
             .decode(&req.tokens, false)
-            .map_err(RenderError::Tokenizer)?;
+            .map_err(RequestError::Tokenizer)?;
         Ok(DetokenizeResponse { prompt })
     })
     .await?;
@@ -290,7 +288,7 @@ async fn derender(
 }
 
 pub fn models(st: &AppState) -> Json<ModelList> {
-    let created = crate::render::unix_now();
+    let created = crate::protocol::unix_now();
     let data = st
         .models
         .models()
@@ -304,8 +302,8 @@ pub fn models(st: &AppState) -> Json<ModelList> {
             parent: None,
             max_model_len: m.max_model_len,
             tokenizer_backend: match m.encoder.backend() {
-                crate::render::tokenize::Backend::Fast => "fastokens",
-                crate::render::tokenize::Backend::Reference(_) => "tokenizers",
+                crate::tokenize::Backend::Fast => "fastokens",
+                crate::tokenize::Backend::Reference(_) => "tokenizers",
             },
             native_template: m
                 .templates

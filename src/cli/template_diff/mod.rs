@@ -21,7 +21,7 @@ pub use analysis::{
 };
 
 use super::ModelArgs;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{parse_json, ChatRequest};
 use crate::render::{render_chat_prompt, ChatRendered, RenderOptions};
@@ -118,11 +118,11 @@ pub struct CompareReport {
     pub first_divergence: Option<Divergence>,
 }
 
-fn bad(param: &str, msg: impl Into<String>) -> RenderError {
-    RenderError::invalid(param, msg)
+fn bad(param: &str, msg: impl Into<String>) -> RequestError {
+    RequestError::invalid(param, msg)
 }
 
-fn chat_request(case: &Case, messages: &[Map<String, Value>]) -> Result<ChatRequest, RenderError> {
+fn chat_request(case: &Case, messages: &[Map<String, Value>]) -> Result<ChatRequest, RequestError> {
     let body = json!({
         "messages": messages,
         "tools": case.tools,
@@ -136,8 +136,8 @@ fn render(
     case: &Case,
     messages: &[Map<String, Value>],
     opts: &RenderOptions,
-) -> Result<ChatRendered, RenderError> {
-    render_chat_prompt(model, &chat_request(case, messages)?, opts)
+) -> Result<ChatRendered, RequestError> {
+    render_chat_prompt(model, &chat_request(case, messages)?, opts, None)
 }
 
 fn decode(model: &Model, ids: &[u32]) -> String {
@@ -220,7 +220,7 @@ pub fn turn(
     case: &Case,
     args: &TemplateDiffArgs,
     opts: &RenderOptions,
-) -> Result<TurnReport, RenderError> {
+) -> Result<TurnReport, RequestError> {
     let block = args.block_size;
     let index_block = args.index_block_size.unwrap_or(block);
     if block == 0 || index_block == 0 {
@@ -232,10 +232,7 @@ pub fn turn(
         .ok_or_else(|| bad("followup", "turn mode needs --followup"))?;
     let turn1 = render(model, case, &case.messages, opts)?.token_ids;
     let (reply_text, reply_ids) = match (&case.reply, &case.reply_ids) {
-        (Some(text), None) => (
-            text.clone(),
-            crate::render::chat::encode(model, text, false)?,
-        ),
+        (Some(text), None) => (text.clone(), model.encode(text, false)?),
         (None, Some(ids)) => {
             let mut ids = ids.clone();
             if ids.last().is_some_and(|t| model.eos_token_ids.contains(t)) {
@@ -314,7 +311,7 @@ pub fn compare(
     right: &Model,
     case: &Case,
     opts: &RenderOptions,
-) -> Result<CompareReport, RenderError> {
+) -> Result<CompareReport, RequestError> {
     let a = render(left, case, &case.messages, opts)?.token_ids;
     let rendered_b = render(right, case, &case.messages, opts)?;
     let b = &rendered_b.token_ids;
@@ -409,7 +406,7 @@ fn against_model(base: &ModelArgs, path: &str) -> anyhow::Result<Model> {
             None => Model::embedded(&opts)?,
         };
         let source = std::fs::read_to_string(path)?;
-        model.templates = crate::render::template::ChatTemplates::compile(
+        model.templates = crate::template::ChatTemplates::compile(
             vec![("default".into(), source)],
             opts.template_fuel,
         )?;

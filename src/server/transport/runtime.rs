@@ -25,8 +25,8 @@
 //! request it is serving and closes (hyper's graceful shutdown), and the process exits
 //! when the last one has.
 
-use super::dispatch::Dispatcher;
-use super::AppState;
+use crate::server::dispatch::Dispatcher;
+use crate::server::AppState;
 use hyper_util::rt::TokioIo;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,7 +49,7 @@ pub fn serve_per_core(
     state: Arc<AppState>,
     workers: usize,
 ) -> std::io::Result<()> {
-    serve_per_core_until(listener, state, workers, super::shutdown_signal())
+    serve_per_core_until(listener, state, workers, shutdown_signal())
 }
 
 /// [`serve_per_core`] until `shutdown` completes instead of a signal (tests serve through
@@ -137,7 +137,7 @@ pub async fn serve_work_stealing(
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    accept_until_shutdown(&listener, super::shutdown_signal(), |stream| {
+    accept_until_shutdown(&listener, shutdown_signal(), |stream| {
         // No connection count: the scheduler balances tasks here.
         tasks.spawn(serve_connection(stream, state.clone(), stop_rx.clone(), ()));
         // Reap finished connections so the set does not grow with the process lifetime.
@@ -257,4 +257,24 @@ async fn serve_connection(
     }
     conn.as_mut().graceful_shutdown();
     let _ = conn.await;
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown signal received; draining in-flight requests");
 }

@@ -3,42 +3,12 @@
 //! Templates are compiled once, at model load, into one minijinja environment per model;
 //! rendering borrows it immutably, so requests render in parallel with no lock.
 
+use super::env::{new_environment, strip_generation_tags, RAISED_PREFIX};
+use super::messages::ContentFormat;
 use super::native::NativeTemplate;
-use super::template_env::{new_environment, strip_generation_tags};
+use crate::error::RequestError;
 use minijinja::Environment;
 use thiserror::Error;
-
-/// How a template reads `message.content` (vLLM's "chat template content format").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContentFormat {
-    /// The template concatenates `message.content` as a string: text parts are joined with
-    /// `"\n"` and a null content becomes `""`.
-    String,
-    /// The template iterates content parts (`{"type": "text", ...}`): parts are passed as
-    /// given and a null content becomes `[]`.
-    OpenAi,
-}
-
-impl ContentFormat {
-    /// Detects the format from the template source, with the same rule the render goldens
-    /// were generated with (`reference/gen_render_goldens.py::template_reads_string_content`):
-    /// a template that indexes a part's `type` or loops over `message['content']` reads parts.
-    pub fn detect(source: &str) -> ContentFormat {
-        const PART_MARKERS: [&str; 6] = [
-            "content['type']",
-            "content[\"type\"]",
-            "content.type",
-            "item['type']",
-            "for content in message['content']",
-            "message.content is not string",
-        ];
-        if PART_MARKERS.iter().any(|m| source.contains(m)) {
-            ContentFormat::OpenAi
-        } else {
-            ContentFormat::String
-        }
-    }
-}
 
 #[derive(Debug, Error)]
 pub enum TemplateLoadError {
@@ -157,4 +127,33 @@ impl ChatTemplates {
             native: entry.native,
         })
     }
+}
+
+impl Selected<'_> {
+    /// Renders the template with `ctx`; a template error becomes the request's error.
+    pub fn render<V: Into<minijinja::Value>>(&self, ctx: V) -> Result<String, RequestError> {
+        self.template.render(ctx).map_err(render_error)
+    }
+}
+
+/// A minijinja error raised while rendering, as the request's error: the template's own
+/// `raise_exception` message verbatim, fuel exhaustion, or a Jinja2-style `TemplateError`
+/// with the template line.
+fn render_error(err: minijinja::Error) -> RequestError {
+    if err.kind() == minijinja::ErrorKind::OutOfFuel {
+        return RequestError::TemplateFuel;
+    }
+    let detail = err.detail().unwrap_or_default();
+    if let Some(pos) = detail.find(RAISED_PREFIX) {
+        return RequestError::Template(detail[pos..].to_string());
+    }
+    let mut msg = format!("TemplateError: {}", err.kind());
+    if !detail.is_empty() {
+        msg.push_str(": ");
+        msg.push_str(detail);
+    }
+    if let Some(line) = err.line() {
+        msg.push_str(&format!(" (chat template line {line})"));
+    }
+    RequestError::Template(msg)
 }

@@ -10,10 +10,41 @@
 //! 3. transformers `_alias_reasoning_fields`: the first non-null of `reasoning_content`,
 //!    `thinking`, `reasoning` is passed as `reasoning_content` (and as `thinking`, placed first).
 
-use super::template::ContentFormat;
-use crate::error::RenderError;
+use crate::error::RequestError;
 use crate::protocol::{Field, Message};
 use serde_json::{Map, Value};
+
+/// How a template reads `message.content` (vLLM's "chat template content format").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentFormat {
+    /// The template concatenates `message.content` as a string: text parts are joined with
+    /// `"\n"` and a null content becomes `""`.
+    String,
+    /// The template iterates content parts (`{"type": "text", ...}`): parts are passed as
+    /// given and a null content becomes `[]`.
+    OpenAi,
+}
+
+impl ContentFormat {
+    /// Detects the format from the template source, with the same rule the render goldens
+    /// were generated with (`reference/gen_render_goldens.py::template_reads_string_content`):
+    /// a template that indexes a part's `type` or loops over `message['content']` reads parts.
+    pub fn detect(source: &str) -> ContentFormat {
+        const PART_MARKERS: [&str; 6] = [
+            "content['type']",
+            "content[\"type\"]",
+            "content.type",
+            "item['type']",
+            "for content in message['content']",
+            "message.content is not string",
+        ];
+        if PART_MARKERS.iter().any(|m| source.contains(m)) {
+            ContentFormat::OpenAi
+        } else {
+            ContentFormat::String
+        }
+    }
+}
 
 /// The names a message's reasoning may arrive under, in transformers' priority order.
 pub(crate) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
@@ -23,7 +54,7 @@ pub fn to_template_messages(
     messages: &[Message],
     format: ContentFormat,
     images: &mut Vec<ImageRef>,
-) -> Result<Vec<Value>, RenderError> {
+) -> Result<Vec<Value>, RequestError> {
     messages
         .iter()
         .enumerate()
@@ -36,17 +67,17 @@ fn convert_message(
     msg: &Message,
     format: ContentFormat,
     images: &mut Vec<ImageRef>,
-) -> Result<Map<String, Value>, RenderError> {
+) -> Result<Map<String, Value>, RequestError> {
     let role = match msg.get("role") {
         Some(Field::Str(r)) => r.as_str(),
         Some(_) => {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 format!("messages[{i}].role"),
                 format!("messages[{i}].role must be a string"),
             ))
         }
         None => {
-            return Err(RenderError::invalid(
+            return Err(RequestError::invalid(
                 format!("messages[{i}].role"),
                 format!("messages[{i}] has no role"),
             ))
@@ -92,7 +123,7 @@ pub(crate) fn convert_content(
     content: &Value,
     format: ContentFormat,
     images: &mut Vec<ImageRef>,
-) -> Result<Value, RenderError> {
+) -> Result<Value, RequestError> {
     let param = || format!("messages[{i}].content");
     match content {
         Value::Null => Ok(match format {
@@ -108,17 +139,17 @@ pub(crate) fn convert_content(
                 match part.get("type").and_then(Value::as_str) {
                     Some("text") => {
                         let text = part.get("text").and_then(Value::as_str).ok_or_else(|| {
-                            RenderError::invalid(format!("{at}.text"), format!("{at} is a text part without a string `text`"))
+                            RequestError::invalid(format!("{at}.text"), format!("{at} is a text part without a string `text`"))
                         })?;
                         texts.push(text);
                         out.push(part.clone());
                     }
                     Some("image_url") => {
                         let url = image_url(part).ok_or_else(|| {
-                            RenderError::invalid(format!("{at}.image_url"), format!("{at} is an image_url part without a url"))
+                            RequestError::invalid(format!("{at}.image_url"), format!("{at} is an image_url part without a url"))
                         })?;
                         if format == ContentFormat::String {
-                            return Err(RenderError::invalid(
+                            return Err(RequestError::invalid(
                                 at,
                                 "this model's chat template reads message content as a string and has no place for images",
                             ));
@@ -128,12 +159,12 @@ pub(crate) fn convert_content(
                         out.push(serde_json::json!({"type": "image"}));
                     }
                     Some(other) => {
-                        return Err(RenderError::invalid(
+                        return Err(RequestError::invalid(
                             format!("{at}.type"),
                             format!("unsupported content part type {other:?} (supported: \"text\", \"image_url\")"),
                         ))
                     }
-                    None => return Err(RenderError::invalid(at.clone(), format!("{at} must be an object with a `type`"))),
+                    None => return Err(RequestError::invalid(at.clone(), format!("{at} must be an object with a `type`"))),
                 }
             }
             Ok(match format {
@@ -141,14 +172,14 @@ pub(crate) fn convert_content(
                 ContentFormat::String => Value::String(texts.join("\n")),
             })
         }
-        _ => Err(RenderError::invalid(
+        _ => Err(RequestError::invalid(
             param(),
             format!("{} must be a string, a list of parts or null", param()),
         )),
     }
 }
 
-pub(crate) fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RenderError> {
+pub(crate) fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, RequestError> {
     let Value::Array(list) = calls else {
         return Ok(calls.clone());
     };
@@ -161,7 +192,7 @@ pub(crate) fn convert_tool_calls(i: usize, calls: &Value) -> Result<Value, Rende
                 Some(Value::String(s)) if s.is_empty() => Value::Object(Map::new()),
                 Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
                     let param = format!("messages[{i}].tool_calls[{j}].function.arguments");
-                    RenderError::invalid(param.clone(), format!("{param} is not valid JSON: {e}"))
+                    RequestError::invalid(param.clone(), format!("{param} is not valid JSON: {e}"))
                 })?,
                 Some(other) => other.clone(),
             };
@@ -205,7 +236,7 @@ mod tests {
     }
 
     #[test]
-    fn joins_parts_and_parses_arguments() -> Result<(), RenderError> {
+    fn joins_parts_and_parses_arguments() -> Result<(), RequestError> {
         let m = msgs(json!([
             {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
             {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "f", "arguments": "{\"x\": 1}"}}, {"function": {"name": "g", "arguments": ""}}]},

@@ -22,9 +22,9 @@
 
 use super::NativeInput;
 use crate::protocol::{Field, Message};
-use crate::render::messages::convert_tool_calls;
-use crate::render::pyjson::{dumps, write_json, write_str, DumpOptions};
-use crate::render::template_env::{py_space, strftime_now};
+use crate::template::env::{py_space, strftime_now};
+use crate::template::messages::convert_tool_calls;
+use crate::template::pyjson::{dumps, write_json, write_str, DumpOptions};
 use serde_json::Value;
 use std::borrow::Cow;
 

@@ -13,7 +13,7 @@
 //! Inputs outside that shape answer `None` and render through minijinja (see the parent).
 
 use super::{read_messages, Msg, NativeInput, Role};
-use crate::render::pyjson::{write_json, write_json_map};
+use crate::template::pyjson::{write_json, write_json_map};
 use serde_json::Value;
 
 /// Names the template binds or calls: a request kwarg with one of these names would shadow

@@ -7,9 +7,9 @@
 //! DeepSeek-V3's from ~78 to ~15 µs. llama.cpp takes the same approach
 //! (`llm_chat_apply_template`), but matches templates by heuristics; here the match is exact:
 //!
-//! * a native renderer is attached to a template only when the template's source hashes to
-//!   the one it was written from (blake3 of the source as the model ships it), so an edited
-//!   template always goes through minijinja;
+//! * a native renderer is attached to a template only when the template's source is the
+//!   one it was written from, byte for byte (`templates/`, see [`NATIVE_TEMPLATES`]), so an
+//!   edited template always goes through minijinja;
 //! * it renders only inputs inside the class it was written and tested for, and answers
 //!   `None` for anything else (unusual roles, non-string fields, kwargs that could shadow a
 //!   template variable, `continue_final_message`…), which then renders through minijinja.
@@ -24,8 +24,7 @@ mod deepseek_v3;
 mod llama3;
 mod qwen3;
 
-use super::messages::{convert_content, convert_tool_calls, REASONING_FIELDS};
-use super::template::ContentFormat;
+use super::messages::{convert_content, convert_tool_calls, ContentFormat, REASONING_FIELDS};
 use crate::protocol::{Field, Message};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -51,60 +50,67 @@ impl NativeInput<'_> {
     }
 }
 
-/// A template family rendered natively.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NativeTemplate {
-    /// The template of the first Qwen3 release (fixtures/models/qwen3): ChatML with `<think>`
-    /// handling.
-    Qwen3,
-    /// DeepSeek-V3's template (fixtures/models/deepseek_v3).
-    DeepSeekV3,
-    /// vLLM's Llama 3.1 JSON tool-calling template (fixtures/models/llama3_1).
-    Llama31,
+/// A native rendering: the template source it reproduces, byte for byte, and the function
+/// that writes the same prompt. Adding one is an entry here, its source in `templates/` and
+/// its own file beside this one.
+pub struct NativeEntry {
+    /// Its name in `/v1/models` (`native_template`).
+    pub name: &'static str,
+    /// The exact template source, as the model ships it (`templates/`).
+    pub source: &'static str,
+    /// The rendered prompt, or `None` when the input is outside what the rendering covers.
+    pub render: fn(&NativeInput<'_>) -> Option<String>,
 }
 
-/// The template sources each native renderer was written from: blake3 of the source text.
-const KNOWN: [(&str, NativeTemplate); 3] = [
-    (
-        "45fdf00a05e3daa5751bcd1de40a0a8280bde6328765dfe3828f9dac093b584b",
-        NativeTemplate::Qwen3,
-    ),
-    (
-        "4cc4494e386866a4cfb20a0d75cc0e19e45c082652bf365f167afe47f99de3d2",
-        NativeTemplate::DeepSeekV3,
-    ),
-    (
-        "9176a85efffaa5ff96d62fde287c8be5bc7739e091d4d8b4270bc0612d071591",
-        NativeTemplate::Llama31,
-    ),
+/// Every native rendering.
+pub static NATIVE_TEMPLATES: &[NativeEntry] = &[
+    NativeEntry {
+        // The first Qwen3 release's template (ChatML with `<think>` handling); the embedded
+        // default model's.
+        name: "qwen3",
+        source: include_str!("../../../templates/qwen3.jinja"),
+        render: qwen3::render,
+    },
+    NativeEntry {
+        name: "deepseek_v3",
+        source: include_str!("../../../templates/deepseek_v3.jinja"),
+        render: deepseek_v3::render,
+    },
+    NativeEntry {
+        // vLLM's `examples/tool_chat_template_llama3.1_json.jinja`.
+        name: "llama3_1",
+        source: include_str!("../../../templates/llama3.1_json_tools.jinja"),
+        render: llama3::render,
+    },
 ];
 
+/// The native rendering attached to one template source.
+#[derive(Clone, Copy)]
+pub struct NativeTemplate(&'static NativeEntry);
+
 impl NativeTemplate {
-    /// The native renderer written from exactly this template source, if any.
+    /// The native rendering written from exactly this template source, if any: one byte more
+    /// or less is another template, which minijinja renders.
     pub fn detect(source: &str) -> Option<NativeTemplate> {
-        let hash = blake3::hash(source.as_bytes());
-        let hex = hash.to_hex();
-        KNOWN
+        NATIVE_TEMPLATES
             .iter()
-            .find(|(h, _)| *h == hex.as_str())
-            .map(|(_, t)| *t)
+            .find(|e| e.source == source)
+            .map(NativeTemplate)
     }
 
-    /// The rendered prompt, or `None` when the input is outside what this renderer covers.
+    /// The rendered prompt, or `None` when the input is outside what this rendering covers.
     pub fn render(self, input: &NativeInput<'_>) -> Option<String> {
-        match self {
-            NativeTemplate::Qwen3 => qwen3::render(input),
-            NativeTemplate::DeepSeekV3 => deepseek_v3::render(input),
-            NativeTemplate::Llama31 => llama3::render(input),
-        }
+        (self.0.render)(input)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            NativeTemplate::Qwen3 => "qwen3",
-            NativeTemplate::DeepSeekV3 => "deepseek_v3",
-            NativeTemplate::Llama31 => "llama3_1",
-        }
+        self.0.name
+    }
+}
+
+impl std::fmt::Debug for NativeTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("NativeTemplate").field(&self.0.name).finish()
     }
 }
 
@@ -221,21 +227,20 @@ mod tests {
     #[test]
     fn detects_exactly_the_fixture_templates() {
         for (model, want) in [
-            ("qwen3", Some(NativeTemplate::Qwen3)),
-            ("deepseek_v3", Some(NativeTemplate::DeepSeekV3)),
-            ("llama3_1", Some(NativeTemplate::Llama31)),
+            ("qwen3", "qwen3"),
+            ("deepseek_v3", "deepseek_v3"),
+            ("llama3_1", "llama3_1"),
         ] {
             let source = fixture_template(model);
             assert!(source.is_some(), "{model}: no chat_template");
             let source = source.unwrap_or_default();
             assert_eq!(
-                NativeTemplate::detect(&source),
-                want,
-                "{model}: blake3 {}",
-                blake3::hash(source.as_bytes()).to_hex()
+                NativeTemplate::detect(&source).map(NativeTemplate::name),
+                Some(want),
+                "{model}: the fixture's template is not the one in templates/"
             );
             // One byte more is another template.
-            assert_eq!(NativeTemplate::detect(&format!("{source} ")), None);
+            assert!(NativeTemplate::detect(&format!("{source} ")).is_none());
         }
     }
 }

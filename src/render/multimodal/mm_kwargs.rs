@@ -17,8 +17,9 @@
 //! builds the processor and does not hash them, and neither do we (checked against vLLM's
 //! server in fixtures/goldens/render_mm/server_kwargs.jsonl).
 
-use super::{RenderOptions, TensorDtype};
-use crate::error::RenderError;
+use super::TensorDtype;
+use crate::error::RequestError;
+use crate::render::RenderOptions;
 use serde_json::{Map, Value};
 
 /// Resize bounds for the Qwen-VL processor; `None` keeps the model's.
@@ -61,7 +62,7 @@ impl ImageKwargs {
     pub fn parse(
         kwargs: Option<&Map<String, Value>>,
         opts: &RenderOptions,
-    ) -> Result<ImageKwargs, RenderError> {
+    ) -> Result<ImageKwargs, RequestError> {
         let mut out = ImageKwargs {
             dtype: opts.tensor_dtype,
             min_pixels: opts.processor_bounds.min_pixels,
@@ -73,7 +74,7 @@ impl ImageKwargs {
             match k.as_str() {
                 "output_dtype" => out.dtype = parse_dtype(v)?,
                 "min_pixels" | "max_pixels" if !opts.trust_request_mm_kwargs => {
-                    return Err(RenderError::invalid(
+                    return Err(RequestError::invalid(
                         param,
                         format!(
                             "mm_processor_kwargs.{k} is refused: per-request processor kwargs \
@@ -87,7 +88,7 @@ impl ImageKwargs {
                         .as_u64()
                         .filter(|n| (1..=i64::MAX as u64).contains(n))
                         .ok_or_else(|| {
-                            RenderError::invalid(
+                            RequestError::invalid(
                                 &param,
                                 format!("{param} must be a positive integer, got {v}"),
                             )
@@ -100,7 +101,7 @@ impl ImageKwargs {
                     out.hashed.push((k.clone(), n as i64));
                 }
                 _ => {
-                    return Err(RenderError::invalid(
+                    return Err(RequestError::invalid(
                         param,
                         format!(
                             "mm_processor_kwargs.{k} is not supported (output_dtype, and with \
@@ -115,11 +116,11 @@ impl ImageKwargs {
 }
 
 /// The names `--mm-tensor-dtype` takes (one list for the flag and the request).
-fn parse_dtype(v: &Value) -> Result<TensorDtype, RenderError> {
+fn parse_dtype(v: &Value) -> Result<TensorDtype, RequestError> {
     v.as_str()
         .and_then(|s| <TensorDtype as clap::ValueEnum>::from_str(s, false).ok())
         .ok_or_else(|| {
-            RenderError::invalid(
+            RequestError::invalid(
                 "mm_processor_kwargs.output_dtype",
                 format!("output_dtype must be float32, bfloat16 or none, got {v}"),
             )
@@ -131,7 +132,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(v: Value, trust: bool) -> Result<ImageKwargs, RenderError> {
+    fn parse(v: Value, trust: bool) -> Result<ImageKwargs, RequestError> {
         let opts = RenderOptions {
             trust_request_mm_kwargs: trust,
             ..Default::default()

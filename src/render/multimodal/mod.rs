@@ -9,19 +9,26 @@
 //! Placeholder ranges cover the pad tokens only, as vLLM's `PlaceholderRange` does for
 //! Qwen2-VL. Identical images are decoded and processed once.
 
-use super::kwargs_data;
-use super::messages::ImageRef;
-use super::RenderOptions;
-use crate::error::RenderError;
+mod b64;
+mod dtype;
+mod kwargs_data;
+mod mm_kwargs;
+
+pub use dtype::TensorDtype;
+pub use mm_kwargs::{Bounds, ImageKwargs};
+
+use crate::error::RequestError;
 use crate::media::{self, HashAlgo, MediaError, ProcessedImage};
 use crate::model::Model;
 use crate::protocol::Field;
+use crate::render::RenderOptions;
+use crate::template::ImageRef;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-fn media_err(param: &str, e: MediaError) -> RenderError {
-    RenderError::invalid(param, format!("{param}: {e}"))
+fn media_err(param: &str, e: MediaError) -> RequestError {
+    RequestError::invalid(param, format!("{param}: {e}"))
 }
 
 /// `http(s)` image bytes fetched before rendering, by URL.
@@ -36,7 +43,7 @@ fn is_http(url: &str) -> bool {
 pub async fn fetch_request_media(
     req: &crate::protocol::ChatRequest,
     opts: &RenderOptions,
-) -> Result<FetchedMedia, RenderError> {
+) -> Result<FetchedMedia, RequestError> {
     let mut out = FetchedMedia::new();
     let Some(fetcher) = &opts.fetcher else {
         return Ok(out);
@@ -47,7 +54,7 @@ pub async fn fetch_request_media(
             continue;
         };
         for part in parts {
-            if let Some(u) = super::messages::image_url(part).filter(|u| is_http(u)) {
+            if let Some(u) = crate::template::messages::image_url(part).filter(|u| is_http(u)) {
                 if !urls.iter().any(|x| x == u) && urls.len() < opts.max_images_per_request {
                     urls.push(u.to_string());
                 }
@@ -64,8 +71,8 @@ pub async fn fetch_request_media(
     }
     while let Some(done) = tasks.join_next().await {
         let (url, r) =
-            done.map_err(|e| RenderError::Tokenizer(format!("image fetch task: {e}")))?;
-        let bytes = r.map_err(|e| RenderError::invalid("messages", format!("{url}: {e}")))?;
+            done.map_err(|e| RequestError::Tokenizer(format!("image fetch task: {e}")))?;
+        let bytes = r.map_err(|e| RequestError::invalid("messages", format!("{url}: {e}")))?;
         out.insert(url, bytes);
     }
     Ok(out)
@@ -77,9 +84,9 @@ pub fn expand_images(
     images: &[ImageRef],
     token_ids: Arc<Vec<u32>>,
     opts: &RenderOptions,
-    fetched: &FetchedMedia,
-    kw: &super::mm_kwargs::ImageKwargs,
-) -> Result<(Arc<Vec<u32>>, Option<Value>), RenderError> {
+    fetched: Option<&FetchedMedia>,
+    kw: &ImageKwargs,
+) -> Result<(Arc<Vec<u32>>, Option<Value>), RequestError> {
     let dtype = kw.dtype;
     if images.is_empty() {
         return Ok((token_ids, None));
@@ -116,13 +123,13 @@ pub fn expand_images(
     };
     let mut items = Vec::with_capacity(images.len());
     for img in images {
-        super::cancel::check()?;
+        crate::render::cancel::check()?;
         if let Some(done) = by_url.get(img.url.as_str()) {
             charge(done.1.rows, done.1.cols, &img.param)?;
             items.push(done.clone());
             continue;
         }
-        let bytes = match fetched.get(&img.url) {
+        let bytes = match fetched.and_then(|f| f.get(&img.url)) {
             Some(b) => b.clone(),
             None if is_http(&img.url) => {
                 return Err(media_err(&img.param, MediaError::HttpDisabled));
@@ -159,7 +166,7 @@ pub fn expand_images(
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let tensors = if dtype == super::TensorDtype::None {
+        let tensors = if dtype == TensorDtype::None {
             media::Tensors::Patches
         } else {
             media::Tensors::Both
@@ -213,11 +220,11 @@ pub fn expand_images(
         .iter()
         .map(|(_, p)| kwargs_data::mm_metadata(p).into());
     features.insert("mm_metadata".into(), image(metadata.collect()));
-    if dtype != super::TensorDtype::None {
+    if dtype != TensorDtype::None {
         let tensors = items
             .iter()
             .map(|(_, p)| {
-                let data = super::b64::encode_f32(&p.pixel_values, dtype);
+                let data = b64::encode_f32(&p.pixel_values, dtype);
                 let mut pixel_values = Map::new();
                 pixel_values.insert("dtype".into(), dtype.name().into());
                 pixel_values.insert("shape".into(), json!([p.rows, p.cols]));

@@ -7,7 +7,7 @@
 //! ~3.7 GB/s; `base64-simd` (runtime-detected AVX2/SSSE3) encodes the same bytes at ~13 GB/s
 //! (measured on 50 MB, pre-touched buffers: 13.5 ms against 3.9 ms), with identical output.
 
-use super::{f32_to_bf16, TensorDtype};
+use super::dtype::{f32_to_bf16, TensorDtype};
 
 /// Appends bytes in any pieces; encodes whole 3-byte groups as they arrive, so the result
 /// equals encoding the concatenation at once.
