@@ -3,12 +3,12 @@
 //! 503 at once when `--max-concurrency` requests are in flight and 504 past the request
 //! timeout → the body, read up to `--max-body-bytes` (413 past it) → the handler.
 //!
-//! Every route is a fixed path, so routing is a `match` on the path and the method rather
+//! Every route is a fixed path, so routing is a lookup in one table ([`ROUTES`]) rather
 //! than axum's `Router` with two `axum::middleware::from_fn` layers, which cost a chat turn
 //! boxed services and futures at each layer, a clone of the matched route's service, and a
-//! boxed request body: ~5% of the server's CPU per chat turn (paired runs of
-//! `benches/ab_turns.py`, see the README). Here a request costs one boxed future. The
-//! handlers (`routes.rs`) still answer with axum's response types.
+//! boxed request body (measured in `docs/performance.md`, "Routing"). Here a work request
+//! costs two boxed futures: the connection's and its handler's. The handlers (`routes.rs`)
+//! still answer with axum's response types.
 
 use super::routes;
 use super::transport::ConnectionWatch;
@@ -24,63 +24,95 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Every route the server answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Route {
-    ChatRender,
-    CompletionRender,
-    Tokenize,
-    Detokenize,
-    BlockHashes,
-    ChatDerender,
-    CompletionDerender,
-    Health,
-    Models,
-    Metrics,
+/// A boxed handler future: the one allocation a work route adds to a request.
+type Answer = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+/// What a route does with a request.
+pub(crate) enum Handler {
+    /// A POST whose body is parsed and worked on, behind the guard (503, 504, 413).
+    Work(fn(Arc<AppState>, Bytes) -> Answer),
+    /// A GET (and HEAD) without a body, answered at once, outside the guard.
+    Info(fn(&AppState) -> Response),
 }
 
-impl Route {
-    pub(crate) const ALL: [Route; 10] = [
-        Route::ChatRender,
-        Route::CompletionRender,
-        Route::Tokenize,
-        Route::Detokenize,
-        Route::BlockHashes,
-        Route::ChatDerender,
-        Route::CompletionDerender,
-        Route::Health,
-        Route::Models,
-        Route::Metrics,
-    ];
+/// One route: its path (also its metrics' `route` label) and its handler.
+pub(crate) struct Route {
+    pub(crate) path: &'static str,
+    pub(crate) handler: Handler,
+}
 
-    /// The path it is served at, also its metrics' `route` label.
-    pub(crate) fn path(self) -> &'static str {
-        match self {
-            Route::ChatRender => "/v1/chat/completions/render",
-            Route::CompletionRender => "/v1/completions/render",
-            Route::Tokenize => "/tokenize",
-            Route::Detokenize => "/detokenize",
-            Route::BlockHashes => "/v1/block_hashes",
-            Route::ChatDerender => "/v1/chat/completions/derender",
-            Route::CompletionDerender => "/v1/completions/derender",
-            Route::Health => "/health",
-            Route::Models => "/v1/models",
-            Route::Metrics => "/metrics",
+/// A work route's handler from an `async fn(Arc<AppState>, Bytes) -> impl IntoResponse`.
+macro_rules! work {
+    ($handler:path) => {
+        Handler::Work(|st, body| Box::pin(async move { $handler(st, body).await.into_response() }))
+    };
+}
+
+/// Every route the server answers. Adding one is an entry here and its handler in
+/// `routes.rs` (or a file of its own); metrics, 404/405 and `Allow` follow from the entry.
+pub(crate) static ROUTES: &[Route] = &[
+    Route {
+        path: "/v1/chat/completions/render",
+        handler: work!(routes::chat_render),
+    },
+    Route {
+        path: "/v1/completions/render",
+        handler: work!(routes::completion_render),
+    },
+    Route {
+        path: "/tokenize",
+        handler: work!(routes::tokenize),
+    },
+    Route {
+        path: "/detokenize",
+        handler: work!(routes::detokenize),
+    },
+    Route {
+        path: "/v1/block_hashes",
+        handler: work!(routes::block_hashes),
+    },
+    Route {
+        path: "/v1/chat/completions/derender",
+        handler: work!(routes::chat_derender),
+    },
+    Route {
+        path: "/v1/completions/derender",
+        handler: work!(routes::completion_derender),
+    },
+    Route {
+        path: "/health",
+        handler: Handler::Info(|_| StatusCode::OK.into_response()),
+    },
+    Route {
+        path: "/v1/models",
+        handler: Handler::Info(|st| routes::models(st).into_response()),
+    },
+    Route {
+        path: "/metrics",
+        handler: Handler::Info(|st| routes::metrics(st).into_response()),
+    },
+];
+
+impl Route {
+    /// The route served at `path` (exactly: no trailing slash, case-sensitive).
+    pub(crate) fn find(path: &str) -> Option<&'static Route> {
+        ROUTES.iter().find(|r| r.path == path)
+    }
+
+    fn is_work(&self) -> bool {
+        matches!(self.handler, Handler::Work(_))
+    }
+
+    /// The methods it answers, as the `Allow` header lists them.
+    fn allow(&self) -> &'static str {
+        if self.is_work() {
+            "POST"
+        } else {
+            "GET,HEAD"
         }
     }
 
-    /// The route served at `path` (exactly: no trailing slash, case-sensitive).
-    pub(crate) fn find(path: &str) -> Option<Route> {
-        Route::ALL.into_iter().find(|r| r.path() == path)
-    }
-
-    /// A work route: a POST whose body is parsed and rendered, behind the guard. The others
-    /// are GETs (and HEADs) without a body.
-    fn is_work(self) -> bool {
-        !matches!(self, Route::Health | Route::Models | Route::Metrics)
-    }
-
-    fn allows(self, method: &Method) -> bool {
+    fn allows(&self, method: &Method) -> bool {
         if self.is_work() {
             method == Method::POST
         } else {
@@ -127,7 +159,7 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
 async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
     let method = req.method().clone();
     let route = Route::find(req.uri().path());
-    let flight = InFlight::start(state, route.map_or("unmatched", Route::path));
+    let flight = InFlight::start(state, route.map_or("unmatched", |r| r.path));
     let resp = match route {
         None => ApiError::new(StatusCode::NOT_FOUND, "no such route").into_response(),
         Some(route) if !route.allows(&method) => {
@@ -136,28 +168,14 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
                 "method not allowed on this route",
             )
             .into_response();
-            let allow = if route.is_work() { "POST" } else { "GET,HEAD" };
             resp.headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static(allow));
+                .insert(header::ALLOW, HeaderValue::from_static(route.allow()));
             resp
         }
-        Some(route) => {
-            let body = req.into_body();
-            match route {
-                Route::ChatRender => guarded(state, body, routes::chat_render).await,
-                Route::CompletionRender => guarded(state, body, routes::completion_render).await,
-                Route::Tokenize => guarded(state, body, routes::tokenize).await,
-                Route::Detokenize => guarded(state, body, routes::detokenize).await,
-                Route::BlockHashes => guarded(state, body, routes::block_hashes).await,
-                Route::ChatDerender => guarded(state, body, routes::chat_derender).await,
-                Route::CompletionDerender => {
-                    guarded(state, body, routes::completion_derender).await
-                }
-                Route::Health => StatusCode::OK.into_response(),
-                Route::Models => routes::models(state).into_response(),
-                Route::Metrics => routes::metrics(state).into_response(),
-            }
-        }
+        Some(route) => match route.handler {
+            Handler::Work(handler) => guarded(state, req.into_body(), handler).await,
+            Handler::Info(handler) => handler(state),
+        },
     };
     flight.answered(resp.status().as_u16(), &method);
     resp
@@ -166,15 +184,11 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
 /// A work route's `handler` behind the guard: 503 at once when `--max-concurrency` requests
 /// are already being served, 504 when one takes longer than `--request-timeout-secs`
 /// (reading its body included).
-async fn guarded<F, R>(
+async fn guarded(
     state: &Arc<AppState>,
     body: Incoming,
-    handler: impl FnOnce(Arc<AppState>, Bytes) -> F,
-) -> Response
-where
-    F: Future<Output = R>,
-    R: IntoResponse,
-{
+    handler: fn(Arc<AppState>, Bytes) -> Answer,
+) -> Response {
     let Ok(_permit) = state.permits.try_acquire() else {
         return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -188,7 +202,7 @@ where
     let limit = state.config.request_timeout;
     let work = async {
         match read_body(body, state.config.max_body_bytes).await {
-            Ok(bytes) => handler(state.clone(), bytes).await.into_response(),
+            Ok(bytes) => handler(state.clone(), bytes).await,
             Err(e) => e.into_response(),
         }
     };
@@ -309,11 +323,15 @@ mod tests {
 
     #[test]
     fn routes_are_found_by_their_exact_paths() {
-        for route in Route::ALL {
-            assert_eq!(Route::find(route.path()), Some(route));
+        for route in ROUTES {
+            assert!(Route::find(route.path).is_some_and(|r| std::ptr::eq(r, route)));
         }
         for other in ["/", "/health/", "/v1/chat/completions", "/V1/models", ""] {
-            assert_eq!(Route::find(other), None);
+            assert!(Route::find(other).is_none());
         }
+        let mut paths: Vec<_> = ROUTES.iter().map(|r| r.path).collect();
+        paths.sort_unstable();
+        paths.dedup();
+        assert_eq!(paths.len(), ROUTES.len(), "a path is listed twice");
     }
 }

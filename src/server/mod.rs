@@ -91,7 +91,7 @@ impl AppState {
             .header_read_timeout
             .map_or(config.request_timeout, |h| h.min(config.request_timeout));
         let model_names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
-        let routes: Vec<&str> = dispatch::Route::ALL.iter().map(|r| r.path()).collect();
+        let routes: Vec<&str> = dispatch::ROUTES.iter().map(|r| r.path).collect();
         let metrics = Metrics::new(&routes, &model_names)?;
         Ok(Arc::new(AppState {
             models,
