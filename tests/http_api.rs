@@ -177,6 +177,28 @@ fn health_models_and_metrics() {
             &json!(null)
         ]
     );
+    // `auto` parsers, resolved by model name from the parsers' table.
+    let parsers: Vec<(&serde_json::Value, &serde_json::Value)> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (&m["reasoning_parser"], &m["tool_call_parser"]))
+        .collect();
+    assert_eq!(
+        parsers[0],
+        (&json!("qwen3"), &json!("hermes")),
+        "{parsers:?}"
+    );
+    assert_eq!(
+        parsers[1],
+        (&json!(null), &json!("llama3_json")),
+        "{parsers:?}"
+    );
+    assert_eq!(
+        parsers[2],
+        (&json!(null), &json!("deepseek_v3")),
+        "{parsers:?}"
+    );
     post_json(&chat_url(base), &hello("qwen3"));
     post_json(&chat_url(base), &hello("nope"));
     let text = client()

@@ -295,3 +295,30 @@ fn bad_flag_values_are_refused_at_startup() {
         assert!(stderr.contains(flag), "{args:?}: {stderr}");
     }
 }
+
+/// `llm-render health` against `port`: its exit code.
+fn health(port: &str) -> i32 {
+    Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args(["health", "--port", port, "--timeout-secs", "5"])
+        .env_remove("LLM_RENDER_PORT")
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .code()
+        .unwrap()
+}
+
+#[test]
+fn the_health_probe_exits_0_on_a_live_server_and_1_otherwise() {
+    let mut server = Server::start(&[]);
+    let port = server.url.rsplit(':').next().unwrap().to_string();
+    assert_eq!(health(&port), 0, "{}", server.url);
+    assert!(server.terminate().success());
+    assert_eq!(health(&port), 1, "nothing listens on {port} any more");
+    // Something that is not an HTTP server: refused with 1, without hanging.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = listener.local_addr().unwrap().port().to_string();
+    let start = Instant::now();
+    assert_eq!(health(&silent), 1);
+    assert!(start.elapsed() < Duration::from_secs(30));
+}

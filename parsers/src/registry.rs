@@ -1,5 +1,8 @@
-//! Parsers by vLLM's `--reasoning-parser` / `--tool-call-parser` names, and by model-name
-//! pattern (for `auto`).
+//! The parsers by vLLM's `--reasoning-parser` / `--tool-call-parser` names: one table each
+//! ([`REASONING_PARSERS`], [`TOOL_PARSERS`]). The server's flag checks, its `--help`, `auto`
+//! (by model name) and `/v1/models` all read these tables, so adding a family is one entry
+//! here plus its parser (a [`Spec`](crate::tool) of an existing machine, or a file of its own
+//! with a variant of [`AnyToolParser`]).
 
 use crate::tool::{
     MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
@@ -9,9 +12,28 @@ use crate::{TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// The names `reasoning_parser` accepts.
-pub fn reasoning_parser_names() -> &'static [&'static str] {
-    &["deepseek_r1", "qwen3", "mistral"]
+/// One reasoning parser family.
+pub struct ReasoningEntry {
+    /// vLLM's `--reasoning-parser` name.
+    pub name: &'static str,
+    /// One line for `--help`: the models and the tags.
+    pub help: &'static str,
+    /// Lower-case substrings of a model name that pick this family for `auto`.
+    pub model_patterns: &'static [&'static str],
+    pub make: fn() -> TagReasoningParser,
+}
+
+/// One tool-call parser family.
+pub struct ToolEntry {
+    /// vLLM's `--tool-call-parser` name.
+    pub name: &'static str,
+    /// One line for `--help`: the models and the wire format.
+    pub help: &'static str,
+    /// Lower-case substrings of a model name that pick this family for `auto`.
+    pub model_patterns: &'static [&'static str],
+    /// A parser for one request, given its tools' schemas (the XML families type values by
+    /// them).
+    pub make: fn(Arc<ToolSchemas>) -> AnyToolParser,
 }
 
 fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser {
@@ -23,52 +45,153 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
     })
 }
 
-/// A parser by name (`deepseek_r1`, `qwen3`, `mistral`, or `tags:<start>,<end>`), or by a
-/// model name containing one of the families; `None` for unknown names.
-pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
-    let lower = name.to_ascii_lowercase();
-    if let Some(pair) = name.strip_prefix("tags:") {
-        let (start, end) = pair.split_once(',')?;
-        return Some(tags(start, end, false));
-    }
-    if lower == "deepseek_r1" || lower.contains("deepseek-r1") {
+/// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
+/// one of whose patterns its name contains is used, so more specific patterns come first.
+pub static REASONING_PARSERS: &[ReasoningEntry] = &[
+    ReasoningEntry {
+        name: "deepseek_r1",
+        help: "DeepSeek-R1: <think>…</think>, the template writes <think>",
+        model_patterns: &["deepseek-r1"],
         // R1's templates end the generation prompt with "<think>\n".
-        return Some(tags("<think>", "</think>", true));
-    }
-    if lower == "qwen3" || lower.contains("qwen3") {
+        make: || tags("<think>", "</think>", true),
+    },
+    ReasoningEntry {
+        name: "qwen3",
+        help: "Qwen3: <think>…</think>; <tool_call> also ends reasoning; off with enable_thinking: false",
+        model_patterns: &["qwen3"],
         // As vLLM 0.33's qwen3 parser (`vllm/parser/qwen3.py`): with thinking on, output
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        return Some(TagReasoningParser::new(TagSpec {
-            start: "<think>".into(),
-            end: "</think>".into(),
-            starts_in_reasoning: true,
-            implicit_end: Some("<tool_call>".into()),
-        }));
-    }
-    if lower == "mistral" || lower.contains("magistral") {
-        return Some(tags("[THINK]", "[/THINK]", false));
-    }
-    None
+        make: || {
+            TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+            })
+        },
+    },
+    ReasoningEntry {
+        name: "mistral",
+        help: "Magistral: [THINK]…[/THINK]",
+        model_patterns: &["magistral"],
+        make: || tags("[THINK]", "[/THINK]", false),
+    },
+];
+
+/// Every tool-call parser. For `auto`, the first entry whose name is the model's name or
+/// one of whose patterns its name contains is used, so more specific patterns come first
+/// (`qwen3-coder` before `qwen`, `deepseek-v3.1` before `deepseek`).
+pub static TOOL_PARSERS: &[ToolEntry] = &[
+    ToolEntry {
+        name: "qwen3_coder",
+        help:
+            "Qwen3-Coder: <tool_call><function=f><parameter=p>v</parameter></function></tool_call>",
+        model_patterns: &["qwen3-coder", "qwen3_coder"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
+    },
+    ToolEntry {
+        name: "hermes",
+        help: "Qwen 2.5/3, Hermes: <tool_call>{\"name\", \"arguments\"}</tool_call>",
+        model_patterns: &["qwen", "hermes"],
+        make: |_| marked(MarkedFamily::Hermes),
+    },
+    ToolEntry {
+        name: "pythonic",
+        help: "Llama 4 and others: [f(a=1), g(b=\"x\")]",
+        model_patterns: &["llama-4", "llama4"],
+        make: |_| AnyToolParser::Pythonic(PythonicParser::new()),
+    },
+    ToolEntry {
+        name: "llama3_json",
+        help: "Llama 3.x: <|python_tag|>{\"name\", \"parameters\"}, or the object alone",
+        model_patterns: &["llama-3", "llama3"],
+        make: |_| marked(MarkedFamily::Llama3Json),
+    },
+    ToolEntry {
+        name: "mistral",
+        help: "Mistral: [TOOL_CALLS][{…}] or [TOOL_CALLS]f[ARGS]{…}",
+        model_patterns: &["mistral", "magistral", "devstral"],
+        make: |_| marked(MarkedFamily::Mistral),
+    },
+    ToolEntry {
+        name: "deepseek_v31",
+        help: "DeepSeek-V3.1/V3.2: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
+        model_patterns: &["deepseek-v3.1", "deepseek-v3.2"],
+        make: |_| marked(MarkedFamily::DeepseekV31),
+    },
+    ToolEntry {
+        name: "deepseek_v3",
+        help: "DeepSeek-V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json …```",
+        model_patterns: &["deepseek"],
+        make: |_| marked(MarkedFamily::DeepseekV3),
+    },
+    ToolEntry {
+        name: "kimi_k2",
+        help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
+        model_patterns: &["kimi-k2", "kimi_k2"],
+        make: |_| marked(MarkedFamily::KimiK2),
+    },
+    ToolEntry {
+        name: "glm45",
+        help: "GLM-4.5/4.6: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        model_patterns: &["glm-4.5", "glm-4.6", "glm45"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
+    },
+];
+
+fn marked(family: MarkedFamily) -> AnyToolParser {
+    AnyToolParser::Marked(MarkedParser::new(family))
 }
 
-/// The names `tool_parser` accepts (vLLM's `--tool-call-parser` names).
-pub fn tool_parser_names() -> &'static [&'static str] {
-    &[
-        "hermes",
-        "llama3_json",
-        "mistral",
-        "deepseek_v3",
-        "deepseek_v31",
-        "qwen3_coder",
-        "pythonic",
-        "kimi_k2",
-        "glm45",
-    ]
+/// The first entry, in table order, that `model` names: its name, or one of its patterns in
+/// the lower-cased model name.
+fn for_model<'a, E>(
+    entries: &'a [E],
+    model: &str,
+    name: impl Fn(&E) -> &'static str,
+    patterns: impl Fn(&E) -> &'static [&'static str],
+) -> Option<&'a E> {
+    let m = model.to_ascii_lowercase();
+    entries
+        .iter()
+        .find(|e| name(e) == m || patterns(e).iter().any(|p| m.contains(p)))
 }
 
-/// Any tool parser, as one serializable type (the stream state carries it).
+/// The reasoning family `auto` picks for a model name.
+pub fn reasoning_parser_for_model(model: &str) -> Option<&'static ReasoningEntry> {
+    for_model(REASONING_PARSERS, model, |e| e.name, |e| e.model_patterns)
+}
+
+/// The tool-call family `auto` picks for a model name.
+pub fn tool_parser_for_model(model: &str) -> Option<&'static ToolEntry> {
+    for_model(TOOL_PARSERS, model, |e| e.name, |e| e.model_patterns)
+}
+
+/// A reasoning parser by name, or `tags:<start>,<end>` for any tag pair; `None` for an
+/// unknown name.
+pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
+    if let Some(pair) = name.strip_prefix("tags:") {
+        let (start, end) = pair.split_once(',')?;
+        return Some(tags(start, end, false));
+    }
+    REASONING_PARSERS
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| (e.make)())
+}
+
+/// A tool parser by vLLM name; `None` for an unknown name.
+pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {
+    TOOL_PARSERS
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| (e.make)(schemas))
+}
+
+/// Any tool parser, as one serializable type (the stream state carries it): one variant per
+/// state machine, whatever the families it reads.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AnyToolParser {
@@ -109,52 +232,64 @@ impl ToolParser for AnyToolParser {
     }
 }
 
-/// The vLLM parser name for a model name, for `auto`; `None` when no family matches.
-pub fn tool_parser_for_model(model: &str) -> Option<&'static str> {
-    let m = model.to_ascii_lowercase();
-    let has = |s: &str| m.contains(s);
-    Some(if has("qwen3-coder") || has("qwen3_coder") {
-        "qwen3_coder"
-    } else if has("qwen") || has("hermes") {
-        "hermes"
-    } else if has("llama-4") || has("llama4") {
-        "pythonic"
-    } else if has("llama-3") || has("llama3") {
-        "llama3_json"
-    } else if has("mistral") || has("magistral") || has("devstral") {
-        "mistral"
-    } else if has("deepseek-v3.1") || has("deepseek-v3.2") {
-        "deepseek_v31"
-    } else if has("deepseek") {
-        "deepseek_v3"
-    } else if has("kimi-k2") || has("kimi_k2") {
-        "kimi_k2"
-    } else if has("glm-4.5") || has("glm-4.6") || has("glm45") {
-        "glm45"
-    } else {
-        return None;
-    })
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A tool parser by vLLM name; `None` for unknown names.
-pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {
-    let marked = |f| Some(AnyToolParser::Marked(MarkedParser::new(f)));
-    match name {
-        "hermes" => marked(MarkedFamily::Hermes),
-        "llama3_json" => marked(MarkedFamily::Llama3Json),
-        "mistral" => marked(MarkedFamily::Mistral),
-        "deepseek_v3" => marked(MarkedFamily::DeepseekV3),
-        "deepseek_v31" => marked(MarkedFamily::DeepseekV31),
-        "kimi_k2" => marked(MarkedFamily::KimiK2),
-        "qwen3_coder" => Some(AnyToolParser::Xml(XmlParser::new(
-            XmlFamily::Qwen3Coder,
-            schemas,
-        ))),
-        "glm45" => Some(AnyToolParser::Xml(XmlParser::new(
-            XmlFamily::Glm45,
-            schemas,
-        ))),
-        "pythonic" => Some(AnyToolParser::Pythonic(PythonicParser::new())),
-        _ => None,
+    #[test]
+    fn names_are_unique() {
+        let mut tools: Vec<_> = TOOL_PARSERS.iter().map(|e| e.name).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        assert_eq!(tools.len(), TOOL_PARSERS.len());
+        let mut reasoning: Vec<_> = REASONING_PARSERS.iter().map(|e| e.name).collect();
+        reasoning.sort_unstable();
+        reasoning.dedup();
+        assert_eq!(reasoning.len(), REASONING_PARSERS.len());
+    }
+
+    #[test]
+    fn auto_picks_the_family_of_the_model_name() {
+        let tool = |m: &str| tool_parser_for_model(m).map(|e| e.name);
+        assert_eq!(
+            tool("Qwen/Qwen3-Coder-30B-A3B-Instruct"),
+            Some("qwen3_coder")
+        );
+        assert_eq!(tool("Qwen/Qwen3-8B"), Some("hermes"));
+        assert_eq!(tool("qwen3"), Some("hermes"));
+        assert_eq!(tool("NousResearch/Hermes-3-Llama-3.1-8B"), Some("hermes"));
+        assert_eq!(tool("meta-llama/Llama-4-Scout-17B-16E"), Some("pythonic"));
+        assert_eq!(
+            tool("meta-llama/Llama-3.1-8B-Instruct"),
+            Some("llama3_json")
+        );
+        assert_eq!(tool("mistralai/Devstral-Small-2505"), Some("mistral"));
+        assert_eq!(tool("deepseek-ai/DeepSeek-V3.1"), Some("deepseek_v31"));
+        assert_eq!(tool("deepseek-ai/DeepSeek-V3"), Some("deepseek_v3"));
+        assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
+        assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
+        assert_eq!(tool("gpt2"), None);
+        let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
+        assert_eq!(
+            reasoning("deepseek-ai/DeepSeek-R1-Distill-Qwen3-8B"),
+            Some("deepseek_r1")
+        );
+        assert_eq!(reasoning("Qwen/Qwen3-8B"), Some("qwen3"));
+        assert_eq!(reasoning("mistralai/Magistral-Small-2506"), Some("mistral"));
+        assert_eq!(reasoning("mistral"), Some("mistral"));
+        assert_eq!(reasoning("mistralai/Mistral-7B"), None);
+    }
+
+    #[test]
+    fn every_entry_makes_its_parser() {
+        for e in TOOL_PARSERS {
+            assert!(tool_parser(e.name, Arc::default()).is_some(), "{}", e.name);
+        }
+        for e in REASONING_PARSERS {
+            assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
+        }
+        assert!(reasoning_parser("tags:<r>,</r>").is_some());
+        assert!(reasoning_parser("tags:<r>").is_none());
+        assert!(tool_parser("nope", Arc::default()).is_none());
     }
 }

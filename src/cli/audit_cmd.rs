@@ -24,8 +24,6 @@ use serde_json::Value;
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -43,6 +41,8 @@ pub struct AuditArgs {
     /// Chat request file (what `/v1/chat/completions/render` takes); `-` or nothing reads
     /// standard input.
     pub file: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// A dtype flag's value, refused unless its element size is known: a typo would otherwise

@@ -1,7 +1,7 @@
 //! `llm-render derender [--completion] [FILE|-]`: what `POST /v1/chat/completions/derender`
 //! (or `/v1/completions/derender`) returns, without HTTP.
 
-use super::ModelArgs;
+use super::{ModelArgs, ParserArgs};
 use crate::derender::{derender, DerenderRequest, Kind};
 use crate::error::RequestError;
 use crate::protocol::parse_json;
@@ -10,19 +10,21 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct DerenderArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
     /// Derender a text completion (`completion_request`) instead of a chat completion.
     #[arg(long)]
     pub completion: bool,
     /// Request file; `-` or nothing reads standard input.
     pub file: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub parsers: ParserArgs,
 }
 
 pub fn run(args: DerenderArgs) -> anyhow::Result<i32> {
-    args.model.check_parsers()?;
+    args.parsers.check()?;
     let models = args.model.load()?;
-    let cfg = args.model.derender_config();
+    let cfg = args.parsers.derender_config();
     let kind = if args.completion {
         Kind::Completion
     } else {

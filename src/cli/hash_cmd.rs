@@ -16,8 +16,6 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct HashArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
     /// The input is a chat render request; hash its rendered token IDs.
     #[arg(long)]
     pub render: bool,
@@ -34,6 +32,8 @@ pub struct HashArgs {
     pub format: Option<String>,
     /// Request file; `-` or nothing reads standard input.
     pub file: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 fn default_options() -> Result<HashRequest, RequestError> {

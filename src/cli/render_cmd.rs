@@ -13,8 +13,6 @@ use std::io::Write;
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
     /// Treat the input as a completion request (/v1/completions/render).
     #[arg(long)]
     pub completion: bool,
@@ -23,6 +21,8 @@ pub struct RenderArgs {
     pub jsonl: bool,
     /// Request file; `-` or nothing reads standard input.
     pub file: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 fn render_one(

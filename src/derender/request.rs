@@ -16,7 +16,8 @@ use super::{StateCodec, StopStrings};
 use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::{
-    reasoning_parser, tool_parser, tool_parser_for_model, TagReasoningParser, ToolSchemas,
+    reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
+    TagReasoningParser, ToolSchemas,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -84,6 +85,24 @@ impl Default for DerenderConfig {
             tool_call_parser: "auto".into(),
             states: Arc::new(StateCodec::new(None, 0)),
         }
+    }
+}
+
+impl DerenderConfig {
+    /// The reasoning and tool-call parsers this server runs for `model` (the tool parser
+    /// for requests that declare tools), by name: what `auto` resolves to, or the setting.
+    pub fn parser_names<'a>(&'a self, model: &str) -> (Option<&'a str>, Option<&'a str>) {
+        let reasoning = match self.reasoning_parser.as_str() {
+            "none" => None,
+            "auto" => reasoning_parser_for_model(model).map(|e| e.name),
+            name => Some(name),
+        };
+        let tools = match self.tool_call_parser.as_str() {
+            "none" => None,
+            "auto" => tool_parser_for_model(model).map(|e| e.name),
+            name => Some(name),
+        };
+        (reasoning, tools)
     }
 }
 
@@ -155,7 +174,7 @@ fn reasoning_for(
     }
     match setting {
         "none" => None,
-        "auto" => reasoning_parser(&model.name),
+        "auto" => reasoning_parser_for_model(&model.name).map(|e| (e.make)()),
         name => reasoning_parser(name),
     }
 }
@@ -167,7 +186,7 @@ fn tool_parser_name(setting: &str, model: &Model, req: &Map<String, Value>) -> O
     }
     match setting {
         "none" => None,
-        "auto" => tool_parser_for_model(&model.name).map(str::to_string),
+        "auto" => tool_parser_for_model(&model.name).map(|e| e.name.to_string()),
         name => Some(name.to_string()),
     }
 }

@@ -108,9 +108,14 @@ pub struct ModelCard {
     /// **(ext)** `fastokens` when the fast encoder proved equal at load, else `tokenizers`.
     pub tokenizer_backend: &'static str,
     /// **(ext)** The native rendering of the model's default chat template (`qwen3`,
-    /// `deepseek_v3`), or `null` when minijinja renders it (`--no-native-templates`, or a
+    /// `deepseek_v3`, `llama3_1`: `template::native::NATIVE_TEMPLATES`), or `null` when minijinja renders it (`--no-native-templates`, or a
     /// template without one).
     pub native_template: Option<&'static str>,
+    /// **(ext)** The reasoning parser derender runs for this model (`--reasoning-parser`,
+    /// `auto` resolved by the model name), or `null`.
+    pub reasoning_parser: Option<String>,
+    /// **(ext)** The tool-call parser derender runs for requests with `tools`, or `null`.
+    pub tool_call_parser: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

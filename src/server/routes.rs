@@ -293,25 +293,30 @@ pub fn models(st: &AppState) -> Json<ModelList> {
         .models
         .models()
         .iter()
-        .map(|m| ModelCard {
-            id: m.name.clone(),
-            object: "model",
-            created,
-            owned_by: "llm-render",
-            root: m.source.clone(),
-            parent: None,
-            max_model_len: m.max_model_len,
-            tokenizer_backend: match m.encoder.backend() {
-                crate::tokenize::Backend::Fast => "fastokens",
-                crate::tokenize::Backend::Reference(_) => "tokenizers",
-            },
-            native_template: m
-                .templates
-                .select(false)
-                .ok()
-                .and_then(|s| s.native)
-                .filter(|_| st.config.render.native_templates)
-                .map(|t| t.name()),
+        .map(|m| {
+            let (reasoning, tools) = st.config.derender.parser_names(&m.name);
+            ModelCard {
+                id: m.name.clone(),
+                object: "model",
+                created,
+                owned_by: "llm-render",
+                root: m.source.clone(),
+                parent: None,
+                max_model_len: m.max_model_len,
+                tokenizer_backend: match m.encoder.backend() {
+                    crate::tokenize::Backend::Fast => "fastokens",
+                    crate::tokenize::Backend::Reference(_) => "tokenizers",
+                },
+                native_template: m
+                    .templates
+                    .select(false)
+                    .ok()
+                    .and_then(|s| s.native)
+                    .filter(|_| st.config.render.native_templates)
+                    .map(|t| t.name()),
+                reasoning_parser: reasoning.map(str::to_string),
+                tool_call_parser: tools.map(str::to_string),
+            }
         })
         .collect();
     Json(ModelList {

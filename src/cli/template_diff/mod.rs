@@ -31,8 +31,6 @@ use serde_json::{json, Map, Value};
 
 #[derive(Debug, Args)]
 pub struct TemplateDiffArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
     /// Turn 1's messages: a JSON array, or a chat request with `messages`.
     #[arg(long)]
     pub messages: Option<String>,
@@ -69,6 +67,8 @@ pub struct TemplateDiffArgs {
     /// Machine-readable output: one JSON object per case.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// One case: flags, or a line of `--cases`.

@@ -1,0 +1,260 @@
+//! Option groups shared by subcommands, each under its own `--help` heading after the
+//! command's own options: [`ModelArgs`] (every command: which models, how they load and
+//! render), with its [`ImageArgs`], and [`ParserArgs`] (the commands that derender).
+
+use crate::derender::{DerenderConfig, StateCodec};
+use crate::media::{DecodeLimits, FetchPolicy, Fetcher, UrlPolicy};
+use crate::model::{LoadOptions, ModelRegistry};
+use crate::render::multimodal::Bounds;
+use crate::render::{RenderOptions, TensorDtype};
+use clap::Args;
+use llm_render_parsers::{REASONING_PARSERS, TOOL_PARSERS};
+use std::sync::Arc;
+
+/// The models served and how they load and render.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Model options")]
+pub struct ModelArgs {
+    /// A Hugging Face snapshot folder, optionally named: NAME=PATH. Repeatable. Without it,
+    /// the embedded Qwen3 tokenizer and template are served as `qwen3`.
+    #[arg(long = "model", value_name = "[NAME=]PATH")]
+    pub models: Vec<String>,
+    /// Template instruction budget per render (minijinja fuel); exhausted → 400. 0 disables
+    /// the bound.
+    #[arg(long, default_value_t = 50_000_000, env = "LLM_RENDER_TEMPLATE_FUEL")]
+    pub template_fuel: u64,
+    /// Context length; longer prompts get a 400, and it caps `max_tokens` [default: from
+    /// config.json, else tokenizer_config.json's model_max_length].
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// Always tokenize with `tokenizers`, never with the fast encoder (fastokens, used only
+    /// where it proves equal at load).
+    #[arg(long)]
+    pub no_fast_tokenizer: bool,
+    /// Always render chat templates with minijinja, never with the Rust renderings of the
+    /// exact templates in templates/ (Qwen3's, DeepSeek-V3's, vLLM's Llama 3.1 JSON).
+    #[arg(long)]
+    pub no_native_templates: bool,
+    /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.
+    #[arg(long, default_value_t = 256, env = "LLM_RENDER_SEGMENT_CACHE_MB")]
+    pub segment_cache_mb: usize,
+    /// Budget of the prompt cache (MiB): recent prompts and their IDs, so the next turn of a
+    /// chat copies the IDs of the history it re-sends; 0 turns it off.
+    #[arg(long, default_value_t = 64, env = "LLM_RENDER_PROMPT_CACHE_MB")]
+    pub prompt_cache_mb: usize,
+    /// Accept `chat_template` in requests (compiled per request), as vLLM's flag. Only for
+    /// trusted clients.
+    #[arg(long)]
+    pub trust_request_chat_template: bool,
+    #[command(flatten)]
+    pub images: ImageArgs,
+}
+
+/// How images in chat requests are loaded, bounded and sent.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Image options")]
+pub struct ImageArgs {
+    /// Images one request may carry; more get a 400.
+    #[arg(long, default_value_t = 16)]
+    pub max_images_per_request: usize,
+    /// Largest image tensors of one request, in bytes before base64: the uint8 `kwargs_data`
+    /// plus `mm_tensors`; larger requests get a 400 that suggests `output_dtype: "none"` or
+    /// fewer images.
+    #[arg(long, default_value_t = 512 << 20)]
+    pub max_mm_tensor_bytes: u64,
+    /// Largest image accepted, in pixels (Pillow's bomb guard); checked from the header
+    /// before decoding.
+    #[arg(long, default_value_t = 89_478_485)]
+    pub max_image_pixels: u64,
+    /// Largest image side accepted, in pixels.
+    #[arg(long, default_value_t = 32_768)]
+    pub max_image_side: u32,
+    /// Hosts `http(s)` image URLs may name, exactly (repeatable or comma-separated); every
+    /// redirect is checked too [default: none, http(s) images are refused].
+    #[arg(long, value_delimiter = ',')]
+    pub allowed_media_domains: Vec<String>,
+    /// Let allowed hosts resolve to loopback/private/link-local addresses (an internal image
+    /// store). Off: such addresses are refused after DNS resolution.
+    #[arg(long)]
+    pub allow_private_media_hosts: bool,
+    /// Time limit for fetching one image, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub media_fetch_timeout_secs: f64,
+    /// Largest image fetched over http(s), in bytes.
+    #[arg(long, default_value_t = 20 * 1024 * 1024)]
+    pub max_media_bytes: u64,
+    /// Serve `file://` image URLs from below this folder (resolved, symlinks included)
+    /// [default: none, file:// images are refused].
+    #[arg(long)]
+    pub allowed_local_media_path: Option<std::path::PathBuf>,
+    /// Element type of `mm_tensors`, or `none` to send only vLLM's `kwargs_data` (requests
+    /// may override with `mm_processor_kwargs.output_dtype`).
+    #[arg(long, value_enum, default_value_t = TensorDtype::Float32)]
+    pub mm_tensor_dtype: TensorDtype,
+    /// Accept image processor settings in requests (`mm_processor_kwargs.min_pixels` and
+    /// `max_pixels`), as vLLM's flag of the same name: they change how much work an image
+    /// costs, so only for trusted clients.
+    #[arg(long)]
+    pub trust_request_mm_kwargs: bool,
+    /// Image processor bounds for every request, as vLLM's flag: a JSON object with
+    /// `min_pixels` and/or `max_pixels` (e.g. '{"max_pixels": 1003520}' caps an image at
+    /// 1,280 tokens). A request's own (with --trust-request-mm-kwargs) win [default: the
+    /// model's preprocessor_config.json].
+    #[arg(long, value_parser = Bounds::parse_flag)]
+    pub mm_processor_kwargs: Option<Bounds>,
+}
+
+/// Which parsers derender runs, and how stream states are signed.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Derender options")]
+pub struct ParserArgs {
+    #[arg(long, default_value = "auto", help = reasoning_help())]
+    pub reasoning_parser: String,
+    #[arg(long, default_value = "auto", help = tool_help())]
+    pub tool_call_parser: String,
+    /// Secret that signs streaming derender states. Replicas with the same secret accept
+    /// each other's states [default: a random one per process].
+    #[arg(long, env = "LLM_RENDER_STATE_KEY", hide_env_values = true)]
+    pub derender_state_key: Option<String>,
+    /// Stream states kept in memory for the fast path (0: none).
+    #[arg(long, default_value_t = 16384)]
+    pub derender_state_cache: usize,
+}
+
+/// `--reasoning-parser`'s help, from the parsers' table.
+fn reasoning_help() -> String {
+    let mut help = String::from(
+        "Reasoning parser for derender: auto (by model name), none, tags:<start>,<end>, or:",
+    );
+    for e in REASONING_PARSERS {
+        help.push_str(&format!("\n  {:<12} {}", e.name, e.help));
+    }
+    help
+}
+
+/// `--tool-call-parser`'s help, from the parsers' table.
+fn tool_help() -> String {
+    let mut help = String::from(
+        "Tool-call parser for derender, for requests that declare tools: auto (by model name), \
+         none, or one of vLLM's names:",
+    );
+    for e in TOOL_PARSERS {
+        help.push_str(&format!("\n  {:<12} {}", e.name, e.help));
+    }
+    help
+}
+
+impl ParserArgs {
+    /// Refuses unknown parser names at startup.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let rp = self.reasoning_parser.as_str();
+        if !matches!(rp, "auto" | "none") && llm_render_parsers::reasoning_parser(rp).is_none() {
+            let names: Vec<_> = REASONING_PARSERS.iter().map(|e| e.name).collect();
+            anyhow::bail!(
+                "--reasoning-parser {rp:?}: expected auto, none, tags:<start>,<end> or one of {names:?}"
+            );
+        }
+        let tp = self.tool_call_parser.as_str();
+        if !matches!(tp, "auto" | "none") && !TOOL_PARSERS.iter().any(|e| e.name == tp) {
+            let names: Vec<_> = TOOL_PARSERS.iter().map(|e| e.name).collect();
+            anyhow::bail!("--tool-call-parser {tp:?}: expected auto, none or one of {names:?}");
+        }
+        Ok(())
+    }
+
+    pub fn derender_config(&self) -> DerenderConfig {
+        DerenderConfig {
+            reasoning_parser: self.reasoning_parser.clone(),
+            tool_call_parser: self.tool_call_parser.clone(),
+            states: Arc::new(StateCodec::new(
+                self.derender_state_key.as_deref(),
+                self.derender_state_cache,
+            )),
+        }
+    }
+}
+
+impl ModelArgs {
+    fn fuel(&self) -> Option<u64> {
+        (self.template_fuel > 0).then_some(self.template_fuel)
+    }
+
+    /// Refuses settings that cannot work before anything loads.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(dir) = &self.images.allowed_local_media_path {
+            if !dir.is_dir() {
+                anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
+            }
+        }
+        Ok(())
+    }
+
+    pub fn load(&self) -> anyhow::Result<ModelRegistry> {
+        Ok(ModelRegistry::load(&self.models, &self.load_options())?)
+    }
+
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            template_fuel: self.fuel(),
+            max_model_len: self.max_model_len,
+            fast_tokenizer: !self.no_fast_tokenizer,
+            segment_cache_bytes: self.segment_cache_mb * 1024 * 1024,
+            prompt_cache_bytes: self.prompt_cache_mb * 1024 * 1024,
+        }
+    }
+
+    pub fn render_options(&self) -> RenderOptions {
+        let images = &self.images;
+        RenderOptions {
+            trust_request_chat_template: self.trust_request_chat_template,
+            trust_request_mm_kwargs: images.trust_request_mm_kwargs,
+            processor_bounds: images.mm_processor_kwargs.unwrap_or_default(),
+            template_fuel: self.fuel(),
+            native_templates: !self.no_native_templates,
+            max_images_per_request: images.max_images_per_request,
+            max_mm_tensor_bytes: images.max_mm_tensor_bytes,
+            decode_limits: DecodeLimits {
+                max_pixels: images.max_image_pixels,
+                max_side: images.max_image_side,
+            },
+            url_policy: UrlPolicy {
+                // Canonicalized once here; a folder that does not exist allows nothing.
+                allowed_local_media_path: images
+                    .allowed_local_media_path
+                    .as_ref()
+                    .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.join("\0missing"))),
+                max_file_bytes: 64 << 20,
+            },
+            fetcher: images.fetcher(),
+            tensor_dtype: images.mm_tensor_dtype,
+        }
+    }
+}
+
+impl ImageArgs {
+    /// The http(s) image fetcher, when `--allowed-media-domains` names any host.
+    fn fetcher(&self) -> Option<Fetcher> {
+        if self.allowed_media_domains.is_empty() {
+            return None;
+        }
+        let policy = FetchPolicy {
+            allowed_domains: self
+                .allowed_media_domains
+                .iter()
+                .map(|d| d.trim().to_ascii_lowercase())
+                .collect(),
+            allow_private: self.allow_private_media_hosts,
+            timeout: std::time::Duration::from_secs_f64(
+                self.media_fetch_timeout_secs.clamp(0.1, 600.0),
+            ),
+            max_bytes: self.max_media_bytes,
+        };
+        match Fetcher::new(policy) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::error!("cannot build the image fetcher ({e}); http(s) images are refused");
+                None
+            }
+        }
+    }
+}

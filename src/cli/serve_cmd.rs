@@ -1,0 +1,155 @@
+//! `llm-render serve`: the HTTP API (docs/api.md) on the given models, or on the embedded
+//! default.
+
+use super::args::{ModelArgs, ParserArgs};
+use crate::server::{self, AppState, ServerConfig};
+use clap::{Args, ValueEnum};
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1", env = "LLM_RENDER_HOST")]
+    pub host: String,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8000, env = "LLM_RENDER_PORT")]
+    pub port: u16,
+    /// Largest accepted request body; larger bodies get a 413.
+    #[arg(long, default_value_t = 32 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Per-request time limit; slower requests get a 504.
+    #[arg(long, default_value_t = 30.0)]
+    pub request_timeout_secs: f64,
+    /// Closes a connection whose next request head has not fully arrived this long after
+    /// the server began to wait for it: idle keep-alive connections and slow-header clients
+    /// (0: never).
+    #[arg(long, default_value_t = 30.0)]
+    pub header_read_timeout_secs: f64,
+    /// Requests served at once; more get an immediate 503.
+    #[arg(long, default_value_t = 512)]
+    pub max_concurrency: usize,
+    /// Bodies up to this size render inline on the async worker; larger ones (and
+    /// request-supplied templates) on the blocking pool.
+    #[arg(long, default_value_t = 64 * 1024)]
+    pub inline_max_bytes: usize,
+    /// Offloaded renders (large bodies: images, long prompts) run at once; more wait for a
+    /// slot within the request timeout [default: the number of cores].
+    #[arg(long)]
+    pub max_blocking_renders: Option<usize>,
+    /// How requests are scheduled on cores. `per-core`: one single-threaded runtime per
+    /// worker, each connection served by one worker (fewest open connections first), with no
+    /// cross-core wakeups: less CPU per request (docs/performance.md). `work-stealing`:
+    /// tokio's multi-thread runtime, which balances requests instead of connections.
+    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
+    pub runtime: RuntimeKind,
+    /// Milliseconds that memory the server frees is kept for reuse before it is returned to
+    /// the OS; -1: kept for good. The allocator's own 1 s costs more CPU per chat turn in
+    /// page faults (docs/performance.md).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub memory_release_ms: i64,
+    /// Worker threads serving connections [default: the cores this process may use].
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Log format on stderr; the level comes from RUST_LOG (default `info`).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub parsers: ParserArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeKind {
+    PerCore,
+    WorkStealing,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    if !(args.header_read_timeout_secs >= 0.0 && args.header_read_timeout_secs.is_finite()) {
+        anyhow::bail!("--header-read-timeout-secs must be a number of seconds, 0 or more");
+    }
+    if args.memory_release_ms < -1 {
+        anyhow::bail!("--memory-release-ms must be -1 (never) or a number of milliseconds");
+    }
+    if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
+        anyhow::bail!("--request-timeout-secs must be a positive number");
+    }
+    args.model.check()?;
+    args.parsers.check()?;
+    let loading = std::time::Instant::now();
+    let models = args.model.load()?;
+    let load_ms = loading.elapsed().as_millis() as u64;
+    for m in models.models() {
+        tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
+        if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
+            tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
+        }
+        if let Some(reason) = m.decoder.off_reason() {
+            tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
+        }
+    }
+    let config = ServerConfig {
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::try_from_secs_f64(args.request_timeout_secs)
+            .map_err(|e| anyhow::anyhow!("--request-timeout-secs: {e}"))?,
+        header_read_timeout: (args.header_read_timeout_secs > 0.0)
+            .then(|| Duration::try_from_secs_f64(args.header_read_timeout_secs))
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--header-read-timeout-secs: {e}"))?,
+        max_concurrency: args.max_concurrency,
+        inline_max_bytes: args.inline_max_bytes,
+        max_blocking_renders: args
+            .max_blocking_renders
+            .unwrap_or_else(crate::server::available_cores),
+        render: args.model.render_options(),
+        derender: args.parsers.derender_config(),
+    };
+    let state = AppState::new(models, config)?;
+    crate::protocol::fast_json::warm();
+    crate::server::memory::set_release_delay(args.memory_release_ms);
+    let workers = match args.workers {
+        Some(0) => anyhow::bail!("--workers must be at least 1"),
+        Some(n) => n,
+        None => crate::server::available_cores(),
+    };
+    let addr = format!("{}:{}", args.host, args.port);
+    let listener = std::net::TcpListener::bind(&addr)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+    tracing::info!(runtime = ?args.runtime, workers, "listening on http://{}", listener.local_addr()?);
+    match args.runtime {
+        RuntimeKind::PerCore => server::serve_per_core(listener, state, workers)?,
+        RuntimeKind::WorkStealing => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()?;
+            rt.block_on(async move {
+                listener.set_nonblocking(true)?;
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                server::serve_work_stealing(listener, state).await
+            })?;
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
