@@ -9,57 +9,6 @@ use llm_render::model::LoadOptions;
 use llm_render::render::RenderOptions;
 use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
-use std::time::Duration;
-
-fn post(url: &str, body: impl Into<reqwest::blocking::Body>) -> (u16, Value) {
-    let resp = client()
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
-
-fn post_json(url: &str, body: &Value) -> (u16, Value) {
-    post(url, body.to_string())
-}
-
-/// Asserts an OpenAI-shaped error with `status`, a message containing `needle`, and `param`.
-fn assert_error(got: &(u16, Value), status: u16, needle: &str, param: Option<&str>) {
-    let (code, body) = got;
-    assert_eq!(*code, status, "{body}");
-    let err = &body["error"];
-    assert_eq!(err["code"], status, "{body}");
-    assert!(err["type"].is_string(), "{body}");
-    let msg = err["message"].as_str().unwrap_or_default();
-    assert!(msg.contains(needle), "message {msg:?} lacks {needle:?}");
-    if let Some(p) = param {
-        assert_eq!(err["param"], p, "{body}");
-    }
-}
-
-fn chat_url(base: &str) -> String {
-    format!("{base}/v1/chat/completions/render")
-}
-
-fn hello(model: &str) -> Value {
-    json!({"model": model, "messages": [{"role": "user", "content": "Hi there!"}]})
-}
-
-/// A request-supplied template that loops `n`×`n` times.
-fn slow_template(n: u32) -> String {
-    format!("{{% for i in range({n}) %}}{{% for j in range({n}) %}}{{% endfor %}}{{% endfor %}}x")
-}
-
-fn qwen3_only() -> llm_render::model::ModelRegistry {
-    load_models(&["qwen3"], &LoadOptions::default())
-}
 
 #[test]
 fn render_response_has_vllm_shape_and_generation_defaults() {
@@ -228,12 +177,22 @@ fn health_models_and_metrics() {
 #[test]
 fn malformed_json_and_wrong_types_are_400_naming_the_field() {
     let url = chat_url(golden_server());
-    assert_error(&post(&url, "{\"messages\": [}"), 400, "invalid JSON", None);
-    assert_error(&post(&url, ""), 400, "invalid JSON", None);
+    assert_error(
+        &post_body(&url, "{\"messages\": [}"),
+        400,
+        "invalid JSON",
+        None,
+    );
+    assert_error(&post_body(&url, ""), 400, "invalid JSON", None);
     // Invalid UTF-8 inside a string: serde_json's own error, at the string.
     let mut bytes = br#"{"model": "qwen3", "messages": [{"role": "user", "content": "a"#.to_vec();
     bytes.extend_from_slice(b"\xff\xfe\"}]}");
-    assert_error(&post(&url, bytes), 400, "invalid unicode code point", None);
+    assert_error(
+        &post_body(&url, bytes),
+        400,
+        "invalid unicode code point",
+        None,
+    );
     assert_error(
         &post_json(&url, &json!({"model": "qwen3", "messages": "hi"})),
         400,
@@ -394,42 +353,6 @@ fn out_of_range_token_ids_are_400() {
 }
 
 #[test]
-fn oversized_body_is_413() {
-    let base = start_server(
-        qwen3_only(),
-        ServerConfig {
-            max_body_bytes: 1024,
-            ..ServerConfig::default()
-        },
-    );
-    let big =
-        json!({"model": "qwen3", "messages": [{"role": "user", "content": "x".repeat(4096)}]});
-    assert_error(
-        &post_json(&chat_url(&base), &big),
-        413,
-        "--max-body-bytes",
-        None,
-    );
-    assert_eq!(post_json(&chat_url(&base), &hello("qwen3")).0, 200);
-    // Sent chunked, without a content-length to refuse it by: cut off at the limit.
-    let resp = client()
-        .post(chat_url(&base))
-        .header("content-type", "application/json")
-        .body(reqwest::blocking::Body::new(std::io::Cursor::new(
-            big.to_string().into_bytes(),
-        )))
-        .send()
-        .unwrap();
-    let status = resp.status().as_u16();
-    assert_error(
-        &(status, resp.json().unwrap()),
-        413,
-        "--max-body-bytes",
-        None,
-    );
-}
-
-#[test]
 fn fuel_exhaustion_and_prompt_length_are_400() {
     let config = ServerConfig {
         render: RenderOptions {
@@ -462,151 +385,6 @@ fn fuel_exhaustion_and_prompt_length_are_400() {
         "maximum context length is 16 tokens",
         None,
     );
-}
-
-#[test]
-fn saturation_is_503_and_slow_requests_are_504() {
-    let trusted = RenderOptions {
-        trust_request_chat_template: true,
-        template_fuel: None,
-        ..RenderOptions::default()
-    };
-    let models = qwen3_only();
-    let base = start_server(
-        models.clone(),
-        ServerConfig {
-            max_concurrency: 1,
-            render: trusted.clone(),
-            ..ServerConfig::default()
-        },
-    );
-    let mut slow = hello("qwen3");
-    slow["chat_template"] = json!(slow_template(4000));
-    let url = chat_url(&base);
-    let first = {
-        let (url, slow) = (url.clone(), slow.clone());
-        std::thread::spawn(move || post_json(&url, &slow))
-    };
-    std::thread::sleep(Duration::from_millis(300));
-    assert_error(
-        &post_json(&url, &hello("qwen3")),
-        503,
-        "concurrency limit",
-        None,
-    );
-    assert_eq!(first.join().unwrap().0, 200);
-
-    let base = start_server(
-        models,
-        ServerConfig {
-            request_timeout: Duration::from_millis(100),
-            render: trusted,
-            ..ServerConfig::default()
-        },
-    );
-    assert_error(&post_json(&chat_url(&base), &slow), 504, "limit", None);
-}
-
-/// A client that goes away mid-request leaves `requests_in_flight` (hyper drops its request)
-/// and is counted with status 499.
-#[test]
-fn a_client_gone_mid_request_leaves_the_in_flight_gauge() {
-    use std::io::Write;
-    let base = start_server(
-        qwen3_only(),
-        ServerConfig {
-            render: RenderOptions {
-                trust_request_chat_template: true,
-                template_fuel: None,
-                ..RenderOptions::default()
-            },
-            ..ServerConfig::default()
-        },
-    );
-    let mut slow = hello("qwen3");
-    slow["chat_template"] = json!(slow_template(3000));
-    let body = slow.to_string();
-    let addr = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    drop(stream);
-    // Only the metrics request itself in flight, once the server has noticed.
-    let mut text = String::new();
-    for _ in 0..100 {
-        text = client()
-            .get(format!("{base}/metrics"))
-            .send()
-            .unwrap()
-            .text()
-            .unwrap();
-        if text.contains("llm_render_requests_in_flight 1\n") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(
-        text.contains("llm_render_requests_in_flight 1\n"),
-        "{}",
-        text.lines()
-            .filter(|l| l.contains("in_flight"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    assert!(
-        text.contains(
-            "llm_render_requests_total{route=\"/v1/chat/completions/render\",status=\"499\"} 1"
-        ),
-        "no 499 counted"
-    );
-}
-
-/// Offloaded renders beyond `max_blocking_renders` wait for a slot, within the request
-/// timeout; a timed-out render keeps its slot until its work ends.
-#[test]
-fn offloaded_renders_wait_for_a_slot() {
-    let base = start_server(
-        qwen3_only(),
-        ServerConfig {
-            max_blocking_renders: 1,
-            request_timeout: Duration::from_millis(300),
-            render: RenderOptions {
-                trust_request_chat_template: true,
-                template_fuel: None,
-                ..RenderOptions::default()
-            },
-            ..ServerConfig::default()
-        },
-    );
-    let url = chat_url(&base);
-    // Requests with their own template always run on the blocking pool.
-    let mut slow = hello("qwen3");
-    slow["chat_template"] = json!(slow_template(4000));
-    let mut quick = hello("qwen3");
-    quick["chat_template"] = json!("{% for m in messages %}{{ m.content }}{% endfor %}");
-    let first = {
-        let (url, slow) = (url.clone(), slow.clone());
-        std::thread::spawn(move || post_json(&url, &slow))
-    };
-    std::thread::sleep(Duration::from_millis(100));
-    // The only slot is taken: this one waits, and its timeout fires while it waits.
-    assert_error(&post_json(&url, &quick), 504, "limit", None);
-    assert_eq!(first.join().unwrap().0, 504);
-    // The slow render still runs after its 504; once it ends, the slot is free again.
-    let mut ok = false;
-    for _ in 0..200 {
-        if post_json(&url, &quick).0 == 200 {
-            ok = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(ok, "the slot never came back");
 }
 
 #[test]
@@ -650,7 +428,7 @@ fn chat_derender_splits_reasoning_and_counts_usage() {
         "`generate_chunk` is required",
         Some("generate_chunk"),
     );
-    assert_error(&post(&url, "{"), 400, "invalid JSON", None);
+    assert_error(&post_body(&url, "{"), 400, "invalid JSON", None);
 }
 
 #[test]

@@ -17,7 +17,9 @@
 //! * `usage` is always in a non-stream response; a stream's last chunk carries it when the
 //!   request sets `stream_options.include_usage`.
 
-use super::request::{new_choice, options, schemas, DerenderConfig, DerenderRequest, Kind};
+use super::request::{
+    new_choice, options, schemas, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
+};
 use super::session::{ChoiceState, Delta};
 use super::state::StreamState;
 use crate::error::RequestError;
@@ -68,7 +70,6 @@ pub fn derender(
     cfg: &DerenderConfig,
     kind: Kind,
 ) -> Result<Value, RequestError> {
-    let original = req.original(kind);
     let output = req.output()?;
     let field = if req.stream {
         "generate_chunk"
@@ -78,42 +79,72 @@ pub fn derender(
     for (ci, c) in output.choices.iter().enumerate() {
         check_ids(model, field, ci, &c.token_ids)?;
     }
-    let prefix = match kind {
+    if req.stream {
+        return stream_chunk(model, req, cfg, kind, output);
+    }
+    if req.stream_state.is_some() {
+        return Err(RequestError::invalid(
+            "stream_state",
+            "stream_state needs stream: true",
+        ));
+    }
+    one_shot(model, req, cfg, kind, output)
+}
+
+/// vLLM's id prefix for a response of `kind`.
+fn id_prefix(kind: Kind) -> &'static str {
+    match kind {
         Kind::Chat => "chatcmpl",
         Kind::Completion => "cmpl",
-    };
-    if !req.stream {
-        if req.stream_state.is_some() {
-            return Err(RequestError::invalid(
-                "stream_state",
-                "stream_state needs stream: true",
-            ));
-        }
-        let opts = options(cfg, model, kind, original);
-        let id = output
-            .request_id
-            .clone()
-            .unwrap_or_else(|| crate::protocol::request_id(prefix));
-        let mut choices = Vec::with_capacity(output.choices.len());
-        let mut completion = 0;
-        for c in &output.choices {
-            let mut st = new_choice(cfg, model, kind, original, c.index);
-            let finish = c.finish_reason.as_deref().unwrap_or("stop");
-            let delta = st.advance(model, &opts, &c.token_ids, Some(finish))?;
-            completion += st.tokens;
-            choices.push(whole_choice(kind, &id, &st, delta));
-        }
-        let prompt = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
-        return Ok(json!({
-            "id": id,
-            "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
-            "created": crate::protocol::unix_now(),
-            "model": model.name,
-            "choices": choices,
-            "usage": usage(prompt, completion),
-        }));
     }
+}
 
+/// The whole output at once: a `chat.completion` or `text_completion` with `usage`.
+fn one_shot(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+    output: &GenerateResponse,
+) -> Result<Value, RequestError> {
+    let original = req.original(kind);
+    let prefix = id_prefix(kind);
+    let opts = options(cfg, model, kind, original);
+    let id = output
+        .request_id
+        .clone()
+        .unwrap_or_else(|| crate::protocol::request_id(prefix));
+    let mut choices = Vec::with_capacity(output.choices.len());
+    let mut completion = 0;
+    for c in &output.choices {
+        let mut st = new_choice(cfg, model, kind, original, c.index);
+        let finish = c.finish_reason.as_deref().unwrap_or("stop");
+        let delta = st.advance(model, &opts, &c.token_ids, Some(finish))?;
+        completion += st.tokens;
+        choices.push(whole_choice(kind, &id, &st, delta));
+    }
+    let prompt = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
+    Ok(json!({
+        "id": id,
+        "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
+        "created": crate::protocol::unix_now(),
+        "model": model.name,
+        "choices": choices,
+        "usage": usage(prompt, completion),
+    }))
+}
+
+/// One engine chunk of a stream: the chunk it becomes and the state to send back with the
+/// next one. The first chunk (no `stream_state`) starts the state from the request.
+fn stream_chunk(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+    output: &GenerateResponse,
+) -> Result<Value, RequestError> {
+    let original = req.original(kind);
+    let prefix = id_prefix(kind);
     let mut state = match &req.stream_state {
         Some(token) => cfg.states.decode(token, &model.name)?,
         None => StreamState {

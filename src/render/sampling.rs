@@ -30,49 +30,12 @@ pub fn build_sampling_params(
     chat: bool,
 ) -> Result<SamplingParams, RequestError> {
     let g = &model.generation;
-    if let Some(max) = model.max_model_len {
-        if prompt_len as u64 >= max {
-            return Err(RequestError::PromptTooLong {
-                prompt_tokens: prompt_len,
-                max_model_len: max,
-            });
-        }
-    }
-    // vLLM `get_max_tokens`: the smallest of the room left, the request's and the default.
-    let room = model.max_model_len.map(|m| m - prompt_len as u64);
-    let requested = f.max_completion_tokens.or(f.max_tokens);
-    let max_tokens = [room, requested, g.max_new_tokens]
-        .into_iter()
-        .flatten()
-        .min();
-
-    let logprobs = match &f.logprobs {
-        None | Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::Bool(b)) if chat => b.then_some(f.top_logprobs.unwrap_or(0)),
-        Some(v) if !chat => Some(v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(
-            || RequestError::invalid("logprobs", "logprobs must be a non-negative integer"),
-        )?),
-        Some(_) => {
-            return Err(RequestError::invalid(
-                "logprobs",
-                "logprobs must be a boolean",
-            ))
-        }
-    };
+    let max_tokens = max_tokens(model, f, prompt_len)?;
     let stop = match &f.stop {
         None => Vec::new(),
         Some(StopSpec::One(s)) => vec![s.clone()],
         Some(StopSpec::Many(v)) => v.clone(),
     };
-    // api.md: stop_token_ids are the model's EOS ids from generation_config.json plus the
-    // request's own, without duplicates.
-    let mut stop_token_ids = model.eos_token_ids.clone();
-    for id in f.stop_token_ids.iter().flatten() {
-        if !stop_token_ids.contains(id) {
-            stop_token_ids.push(*id);
-        }
-    }
-
     let mut p = SamplingParams {
         n: f.n.unwrap_or(1),
         presence_penalty: f.presence_penalty.unwrap_or(0.0),
@@ -84,17 +47,84 @@ pub fn build_sampling_params(
         min_p: f.min_p.or(g.min_p).unwrap_or(0.0),
         seed: f.seed,
         stop,
-        stop_token_ids,
+        stop_token_ids: stop_token_ids(model, f),
         ignore_eos: f.ignore_eos.unwrap_or(false),
         max_tokens,
         min_tokens: f.min_tokens.unwrap_or(0),
-        logprobs,
+        logprobs: logprobs(f, chat)?,
         prompt_logprobs: f.prompt_logprobs,
         skip_special_tokens: f.skip_special_tokens.unwrap_or(true),
         spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
     };
+    verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
+    if p.temperature < SAMPLING_EPS {
+        // vLLM: greedy sampling ignores the truncation knobs.
+        p.top_p = 1.0;
+        p.top_k = 0;
+        p.min_p = 0.0;
+    }
+    Ok(p)
+}
 
+/// vLLM's `get_max_tokens`: the smallest of the room left in the context, the request's
+/// and the generation-config default. A prompt that fills the context is refused.
+fn max_tokens(
+    model: &Model,
+    f: &SamplingFields,
+    prompt_len: usize,
+) -> Result<Option<u64>, RequestError> {
+    if let Some(max) = model.max_model_len {
+        if prompt_len as u64 >= max {
+            return Err(RequestError::PromptTooLong {
+                prompt_tokens: prompt_len,
+                max_model_len: max,
+            });
+        }
+    }
+    let room = model.max_model_len.map(|m| m - prompt_len as u64);
+    let requested = f.max_completion_tokens.or(f.max_tokens);
+    Ok([room, requested, model.generation.max_new_tokens]
+        .into_iter()
+        .flatten()
+        .min())
+}
+
+/// `logprobs` as vLLM reads it: chat requests send a boolean and `top_logprobs`,
+/// completions the number itself.
+fn logprobs(f: &SamplingFields, chat: bool) -> Result<Option<u32>, RequestError> {
+    match &f.logprobs {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Bool(b)) if chat => Ok(b.then_some(f.top_logprobs.unwrap_or(0))),
+        Some(v) if !chat => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                RequestError::invalid("logprobs", "logprobs must be a non-negative integer")
+            }),
+        Some(_) => Err(RequestError::invalid(
+            "logprobs",
+            "logprobs must be a boolean",
+        )),
+    }
+}
+
+/// The model's EOS ids from `generation_config.json` plus the request's own, without
+/// duplicates (docs/api.md, "GenerateRequest").
+fn stop_token_ids(model: &Model, f: &SamplingFields) -> Vec<u32> {
+    let mut ids = model.eos_token_ids.clone();
+    for id in f.stop_token_ids.iter().flatten() {
+        if !ids.contains(id) {
+            ids.push(*id);
+        }
+    }
+    ids
+}
+
+/// vLLM's `SamplingParams._verify_args`: what it refuses is a 400 naming the field.
+/// `requested` is the request's own `max_tokens` (or `max_completion_tokens`).
+fn verify(p: &SamplingParams, requested: Option<u64>) -> Result<(), RequestError> {
     check(p.n >= 1, "n", || {
         format!("n must be at least 1, got {}", p.n)
     })?;
@@ -148,12 +178,5 @@ pub fn build_sampling_params(
     }
     check(!p.stop.iter().any(String::is_empty), "stop", || {
         "stop cannot contain an empty string".into()
-    })?;
-    if p.temperature < SAMPLING_EPS {
-        // vLLM: greedy sampling ignores the truncation knobs.
-        p.top_p = 1.0;
-        p.top_k = 0;
-        p.min_p = 0.0;
-    }
-    Ok(p)
+    })
 }

@@ -34,8 +34,9 @@ fn offload(st: &AppState, bytes: &[u8]) -> bool {
 }
 
 /// Runs CPU-bound work on a request body, inline or on the blocking pool as [`offload`]
-/// decides for that body. A panic becomes a 500 for this request only.
-async fn blocking<T: Send + 'static>(
+/// decides for that body (inline for most requests, on the blocking pool for large ones).
+/// A panic becomes a 500 for this request only.
+async fn cpu_work<T: Send + 'static>(
     st: &Arc<AppState>,
     bytes: Bytes,
     f: impl FnOnce(&AppState, Bytes) -> Result<T, RequestError> + Send + 'static,
@@ -156,7 +157,7 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
     } else {
         render::FetchedMedia::default()
     };
-    let out = blocking(&st, bytes, move |st, bytes| {
+    let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: ChatRequest = parse_json_shared(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         let (out, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
@@ -169,7 +170,7 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
 }
 
 pub async fn completion_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
-    let out = blocking(&st, bytes, move |st, bytes| {
+    let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: CompletionRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         let (out, timings) = render_completion(&model, &req)?;
@@ -182,7 +183,7 @@ pub async fn completion_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBy
 }
 
 pub async fn tokenize(st: Arc<AppState>, bytes: Bytes) -> Result<Json<TokenizeResponse>, ApiError> {
-    let out = blocking(&st, bytes, move |st, bytes| {
+    let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: TokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         let tokens = match (&req.prompt, &req.messages) {
@@ -224,7 +225,7 @@ pub async fn detokenize(
     st: Arc<AppState>,
     bytes: Bytes,
 ) -> Result<Json<DetokenizeResponse>, ApiError> {
-    let out = blocking(&st, bytes, move |st, bytes| {
+    let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: DetokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         if let Some((i, id)) = req
@@ -251,7 +252,7 @@ pub async fn block_hashes(
     st: Arc<AppState>,
     bytes: Bytes,
 ) -> Result<Json<crate::hashing::HashResponse>, ApiError> {
-    let out = blocking(&st, bytes, move |_, bytes| {
+    let out = cpu_work(&st, bytes, move |_, bytes| {
         let req: crate::hashing::HashRequest = parse_json(&bytes)?;
         Ok(crate::hashing::compute(&req)?)
     })
@@ -278,7 +279,7 @@ async fn derender(
     bytes: Bytes,
     kind: crate::derender::Kind,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let out = blocking(&st, bytes, move |st, bytes| {
+    let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
         crate::derender::derender(&model, &req, &st.config.derender, kind)

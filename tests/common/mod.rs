@@ -4,6 +4,7 @@
 
 use llm_render::model::{LoadOptions, Model, ModelRegistry};
 use llm_render::server::{self, AppState, ServerConfig};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -147,4 +148,56 @@ impl Rng {
     pub fn pick<'a, T: AsRef<str>>(&mut self, xs: &'a [T]) -> &'a str {
         xs[self.below(xs.len())].as_ref()
     }
+}
+
+// Requests and error checks of the HTTP tests.
+
+pub fn post_body(url: &str, body: impl Into<reqwest::blocking::Body>) -> (u16, Value) {
+    let resp = client()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+pub fn post_json(url: &str, body: &Value) -> (u16, Value) {
+    post_body(url, body.to_string())
+}
+
+/// Asserts an OpenAI-shaped error with `status`, a message containing `needle`, and `param`.
+pub fn assert_error(got: &(u16, Value), status: u16, needle: &str, param: Option<&str>) {
+    let (code, body) = got;
+    assert_eq!(*code, status, "{body}");
+    let err = &body["error"];
+    assert_eq!(err["code"], status, "{body}");
+    assert!(err["type"].is_string(), "{body}");
+    let msg = err["message"].as_str().unwrap_or_default();
+    assert!(msg.contains(needle), "message {msg:?} lacks {needle:?}");
+    if let Some(p) = param {
+        assert_eq!(err["param"], p, "{body}");
+    }
+}
+
+pub fn chat_url(base: &str) -> String {
+    format!("{base}/v1/chat/completions/render")
+}
+
+pub fn hello(model: &str) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "Hi there!"}]})
+}
+
+/// A request-supplied template that loops `n`×`n` times.
+pub fn slow_template(n: u32) -> String {
+    format!("{{% for i in range({n}) %}}{{% for j in range({n}) %}}{{% endfor %}}{{% endfor %}}x")
+}
+
+pub fn qwen3_only() -> ModelRegistry {
+    load_models(&["qwen3"], &LoadOptions::default())
 }

@@ -239,6 +239,233 @@ impl XmlParser {
     }
 }
 
+/// What one step of [`Scan::run`] did with the text at hand: consumed some of it and goes
+/// on, or consumed some and waits for more text (the rest may start a marker).
+enum Step {
+    Go(usize),
+    Wait(usize),
+}
+
+/// How much of `rest` may be consumed while waiting for `marker`: all of it but what may
+/// start the marker, unless the output has ended.
+fn before_partial(rest: &str, marker: &str, at_end: bool) -> usize {
+    let keep = if at_end {
+        0
+    } else {
+        crate::partial_suffix(rest, marker)
+    };
+    rest.len() - keep
+}
+
+impl XmlParser {
+    /// Content, up to the next call's opening tag.
+    fn step_content(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let Some(at) = rest.find(spec.call_start) else {
+            let n = before_partial(rest, spec.call_start, at_end);
+            self.push_content(&rest[..n], out);
+            return Step::Wait(n);
+        };
+        self.push_content(&rest[..at], out);
+        self.pending.push_str(spec.call_start);
+        self.token.clear();
+        self.mode = if spec.func_open.is_some() {
+            Mode::Open
+        } else {
+            Mode::Name
+        };
+        Step::Go(at + spec.call_start.len())
+    }
+
+    /// After `<tool_call>`: whitespace, then qwen3_coder's `<function=`.
+    fn step_open(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let trimmed = rest.trim_start();
+        let ws = rest.len() - trimmed.len();
+        self.pending.push_str(&rest[..ws]);
+        let open = spec.func_open.unwrap_or_default();
+        if trimmed.starts_with(open) {
+            self.pending.push_str(open);
+            self.mode = Mode::Name;
+            return Step::Go(ws + open.len());
+        }
+        if (trimmed.is_empty() || open.starts_with(trimmed)) && !at_end {
+            return Step::Wait(ws);
+        }
+        self.malformed(out);
+        Step::Go(ws)
+    }
+
+    /// The function's name, up to what ends it; then the call starts (or, for glm45, a call
+    /// to an undeclared tool is skipped).
+    fn step_name(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let found = first_of(rest, spec.name_ends);
+        let avail = found.map_or(rest.len() - held(rest, spec.name_ends), |f| f.0);
+        if let Some(cut) = super::name_cut(self.token.len(), &rest[..avail], MAX_NAME, |c| c == '<')
+        {
+            self.pending.push_str(&rest[..cut]);
+            self.malformed(out);
+            return Step::Go(cut);
+        }
+        let Some((at, end)) = found else {
+            self.token.push_str(&rest[..avail]);
+            self.pending.push_str(&rest[..avail]);
+            if at_end {
+                self.malformed(out);
+                return Step::Go(avail);
+            }
+            return Step::Wait(avail);
+        };
+        self.token.push_str(&rest[..at]);
+        self.pending.push_str(&rest[..at]);
+        let name = self.token.trim().to_string();
+        if name.is_empty()
+            || name.len() > MAX_NAME
+            || name.contains(|c: char| c.is_whitespace() || c == '<')
+        {
+            self.malformed(out);
+            return Step::Go(at);
+        }
+        // The end of the name is consumed unless it starts what follows.
+        let used = if end == ">" || end == "\n" {
+            at + end.len()
+        } else {
+            at
+        };
+        if self.family == XmlFamily::Glm45 && !self.schemas.allows(&name) {
+            // vLLM's glm45 (`validate_tool_names`) drops a call to a tool the request does
+            // not declare, text and all, in both of its paths.
+            self.pending.clear();
+            self.token.clear();
+            self.mode = Mode::AfterFunc;
+            return Step::Go(used);
+        }
+        self.calls += 1;
+        self.params = 0;
+        self.pending.clear();
+        self.content.call_started();
+        self.token.clear();
+        out.start_call(self.index(), name.clone(), None);
+        self.name = name;
+        self.mode = Mode::Params;
+        Step::Go(used)
+    }
+
+    /// Between parameters: the next key, or the end of the function or call. Other text is
+    /// not part of the call and is dropped.
+    fn step_params(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let mut markers = vec![spec.key_open, spec.call_end];
+        markers.extend(spec.func_close);
+        let Some((at, m)) = first_of(rest, &markers) else {
+            let keep = if at_end { 0 } else { held(rest, &markers) };
+            return Step::Wait(rest.len() - keep);
+        };
+        if m == spec.key_open {
+            self.token.clear();
+            self.mode = Mode::Key;
+        } else {
+            self.close_args(out);
+            self.mode = if m == spec.call_end {
+                Mode::Between
+            } else {
+                Mode::AfterFunc
+            };
+        }
+        Step::Go(at + m.len())
+    }
+
+    /// A parameter's name; once closed, its key is written into the arguments.
+    fn step_key(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let Some(at) = rest.find(spec.key_close) else {
+            let n = before_partial(rest, spec.key_close, at_end);
+            self.token.push_str(&rest[..n]);
+            return Step::Wait(n);
+        };
+        self.token.push_str(&rest[..at]);
+        self.key = std::mem::take(&mut self.token).trim().to_string();
+        let sep = if self.params == 0 { "{" } else { ", " };
+        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
+        self.params += 1;
+        self.lead_done = false;
+        self.opened = false;
+        self.mode = if spec.value_open.is_some() {
+            Mode::BeforeValue
+        } else {
+            Mode::Value
+        };
+        Step::Go(at + spec.key_close.len())
+    }
+
+    /// Between a key and glm45's `<arg_value>`.
+    fn step_before_value(&mut self, spec: &Spec, rest: &str, at_end: bool) -> Step {
+        let open = spec.value_open.unwrap_or_default();
+        match rest.find(open) {
+            Some(at) => {
+                self.mode = Mode::Value;
+                Step::Go(at + open.len())
+            }
+            None => Step::Wait(before_partial(rest, open, at_end)),
+        }
+    }
+
+    /// A parameter's value, up to its closing tag (or, when that is missing, the end of the
+    /// function or call); string values stream as they come.
+    fn step_value(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let mut ends = vec![spec.value_close];
+        ends.extend(spec.func_close);
+        ends.push(spec.call_end);
+        let found = first_of(rest, &ends);
+        let take = match found {
+            Some((at, _)) => at,
+            None if at_end => rest.len(),
+            None => rest.len() - held(rest, &ends),
+        };
+        self.token.push_str(&rest[..take]);
+        let Some((_, m)) = found else {
+            if self.streams_string() {
+                self.stream_string(false, out);
+            }
+            return Step::Wait(take);
+        };
+        self.end_value(out);
+        self.mode = Mode::Params;
+        // A missing closing tag: the value ends where the call does.
+        Step::Go(if m == spec.value_close {
+            take + m.len()
+        } else {
+            take
+        })
+    }
+
+    /// After a call: whitespace before another call or at the end is dropped; before other
+    /// text it is content.
+    fn step_between(&mut self, spec: &Spec, rest: &str, at_end: bool) -> Step {
+        let ws = rest.len() - rest.trim_start().len();
+        let next = &rest[ws..];
+        if next.is_empty() {
+            return Step::Wait(if at_end { rest.len() } else { 0 });
+        }
+        if !next.starts_with(spec.call_start) && !at_end && spec.call_start.starts_with(next) {
+            return Step::Wait(0);
+        }
+        self.mode = Mode::Content;
+        Step::Go(if next.starts_with(spec.call_start) {
+            ws
+        } else {
+            0
+        })
+    }
+
+    /// After `</function>` (or a skipped call), up to `</tool_call>`.
+    fn step_after_func(&mut self, spec: &Spec, rest: &str, at_end: bool) -> Step {
+        match rest.find(spec.call_end) {
+            Some(at) => {
+                self.mode = Mode::Between;
+                Step::Go(at + spec.call_end.len())
+            }
+            None => Step::Wait(before_partial(rest, spec.call_end, at_end)),
+        }
+    }
+}
+
 impl Scan for XmlParser {
     fn buf(&mut self) -> &mut String {
         &mut self.buf
@@ -249,226 +476,20 @@ impl Scan for XmlParser {
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
-            match self.mode {
-                Mode::Content => match rest.find(spec.call_start) {
-                    Some(at) => {
-                        self.push_content(&rest[..at], out);
-                        self.pending.push_str(spec.call_start);
-                        i += at + spec.call_start.len();
-                        self.token.clear();
-                        self.mode = if spec.func_open.is_some() {
-                            Mode::Open
-                        } else {
-                            Mode::Name
-                        };
-                    }
-                    None => {
-                        let keep = if at_end {
-                            0
-                        } else {
-                            crate::partial_suffix(rest, spec.call_start)
-                        };
-                        self.push_content(&rest[..rest.len() - keep], out);
-                        return i + rest.len() - keep;
-                    }
-                },
-                Mode::Open => {
-                    let trimmed = rest.trim_start();
-                    let ws = rest.len() - trimmed.len();
-                    self.pending.push_str(&rest[..ws]);
-                    i += ws;
-                    let open = spec.func_open.unwrap_or_default();
-                    if trimmed.starts_with(open) {
-                        self.pending.push_str(open);
-                        i += open.len();
-                        self.mode = Mode::Name;
-                    } else if trimmed.is_empty() || (!at_end && open.starts_with(trimmed)) {
-                        if at_end {
-                            self.malformed(out);
-                            continue;
-                        }
-                        return i;
-                    } else {
-                        self.malformed(out);
-                    }
-                }
-                Mode::Name => {
-                    let found = first_of(rest, spec.name_ends);
-                    let avail = found.map_or(rest.len() - held(rest, spec.name_ends), |f| f.0);
-                    if let Some(cut) =
-                        super::name_cut(self.token.len(), &rest[..avail], MAX_NAME, |c| c == '<')
-                    {
-                        self.pending.push_str(&rest[..cut]);
-                        i += cut;
-                        self.malformed(out);
-                        continue;
-                    }
-                    let Some((at, end)) = found else {
-                        self.token.push_str(&rest[..avail]);
-                        self.pending.push_str(&rest[..avail]);
-                        i += avail;
-                        if at_end {
-                            self.malformed(out);
-                            continue;
-                        }
-                        return i;
-                    };
-                    self.token.push_str(&rest[..at]);
-                    self.pending.push_str(&rest[..at]);
-                    i += at;
-                    let name = self.token.trim().to_string();
-                    if name.is_empty()
-                        || name.len() > MAX_NAME
-                        || name.contains(|c: char| c.is_whitespace() || c == '<')
-                    {
-                        self.malformed(out);
-                        continue;
-                    }
-                    // The end of the name is consumed unless it starts what follows.
-                    if end == ">" || end == "\n" {
-                        i += end.len();
-                    }
-                    if self.family == XmlFamily::Glm45 && !self.schemas.allows(&name) {
-                        // vLLM's glm45 (`validate_tool_names`) drops a call to a tool the
-                        // request does not declare, text and all, in both of its paths.
-                        self.pending.clear();
-                        self.token.clear();
-                        self.mode = Mode::AfterFunc;
-                        continue;
-                    }
-                    self.calls += 1;
-                    self.params = 0;
-                    self.pending.clear();
-                    self.content.call_started();
-                    self.token.clear();
-                    out.start_call(self.index(), name.clone(), None);
-                    self.name = name;
-                    self.mode = Mode::Params;
-                }
-                Mode::Params => {
-                    let mut markers = vec![spec.key_open, spec.call_end];
-                    markers.extend(spec.func_close);
-                    match first_of(rest, &markers) {
-                        Some((at, m)) => {
-                            i += at + m.len();
-                            if m == spec.key_open {
-                                self.token.clear();
-                                self.mode = Mode::Key;
-                            } else {
-                                self.close_args(out);
-                                self.mode = if m == spec.call_end {
-                                    Mode::Between
-                                } else {
-                                    Mode::AfterFunc
-                                };
-                            }
-                        }
-                        None => {
-                            // Text between parameters is not part of the call: dropped.
-                            let keep = if at_end { 0 } else { held(rest, &markers) };
-                            return i + rest.len() - keep;
-                        }
-                    }
-                }
-                Mode::Key => match rest.find(spec.key_close) {
-                    Some(at) => {
-                        self.token.push_str(&rest[..at]);
-                        i += at + spec.key_close.len();
-                        self.key = std::mem::take(&mut self.token).trim().to_string();
-                        let sep = if self.params == 0 { "{" } else { ", " };
-                        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
-                        self.params += 1;
-                        self.lead_done = false;
-                        self.opened = false;
-                        self.mode = if spec.value_open.is_some() {
-                            Mode::BeforeValue
-                        } else {
-                            Mode::Value
-                        };
-                    }
-                    None => {
-                        let keep = if at_end {
-                            0
-                        } else {
-                            crate::partial_suffix(rest, spec.key_close)
-                        };
-                        self.token.push_str(&rest[..rest.len() - keep]);
-                        return i + rest.len() - keep;
-                    }
-                },
-                Mode::BeforeValue => {
-                    let open = spec.value_open.unwrap_or_default();
-                    match rest.find(open) {
-                        Some(at) => {
-                            i += at + open.len();
-                            self.mode = Mode::Value;
-                        }
-                        None => {
-                            let keep = if at_end {
-                                0
-                            } else {
-                                crate::partial_suffix(rest, open)
-                            };
-                            return i + rest.len() - keep;
-                        }
-                    }
-                }
-                Mode::Value => {
-                    let mut ends = vec![spec.value_close];
-                    ends.extend(spec.func_close);
-                    ends.push(spec.call_end);
-                    let found = first_of(rest, &ends);
-                    let take = match found {
-                        Some((at, _)) => at,
-                        None if at_end => rest.len(),
-                        None => rest.len() - held(rest, &ends),
-                    };
-                    self.token.push_str(&rest[..take]);
-                    i += take;
-                    match found {
-                        Some((_, m)) => {
-                            self.end_value(out);
-                            // A missing closing tag: the value ends where the call does.
-                            if m == spec.value_close {
-                                i += m.len();
-                            }
-                            self.mode = Mode::Params;
-                        }
-                        None => {
-                            if self.streams_string() {
-                                self.stream_string(false, out);
-                            }
-                            return i;
-                        }
-                    }
-                }
-                Mode::Between => {
-                    let ws = rest.len() - rest.trim_start().len();
-                    let next = &rest[ws..];
-                    if next.is_empty() {
-                        return if at_end { text.len() } else { i };
-                    }
-                    if next.starts_with(spec.call_start) {
-                        i += ws;
-                    } else if !at_end && spec.call_start.starts_with(next) {
-                        return i;
-                    }
-                    self.mode = Mode::Content;
-                }
-                Mode::AfterFunc => match rest.find(spec.call_end) {
-                    Some(at) => {
-                        i += at + spec.call_end.len();
-                        self.mode = Mode::Between;
-                    }
-                    None => {
-                        let keep = if at_end {
-                            0
-                        } else {
-                            crate::partial_suffix(rest, spec.call_end)
-                        };
-                        return i + rest.len() - keep;
-                    }
-                },
+            let step = match self.mode {
+                Mode::Content => self.step_content(&spec, rest, at_end, out),
+                Mode::Open => self.step_open(&spec, rest, at_end, out),
+                Mode::Name => self.step_name(&spec, rest, at_end, out),
+                Mode::Params => self.step_params(&spec, rest, at_end, out),
+                Mode::Key => self.step_key(&spec, rest, at_end, out),
+                Mode::BeforeValue => self.step_before_value(&spec, rest, at_end),
+                Mode::Value => self.step_value(&spec, rest, at_end, out),
+                Mode::Between => self.step_between(&spec, rest, at_end),
+                Mode::AfterFunc => self.step_after_func(&spec, rest, at_end),
+            };
+            match step {
+                Step::Go(n) => i += n,
+                Step::Wait(n) => return i + n,
             }
         }
         i

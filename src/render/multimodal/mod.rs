@@ -18,7 +18,7 @@ pub use dtype::TensorDtype;
 pub use mm_kwargs::{Bounds, ImageKwargs};
 
 use crate::error::RequestError;
-use crate::media::{self, HashAlgo, MediaError, ProcessedImage};
+use crate::media::{self, HashAlgo, MediaError, ProcessedImage, QwenVlProcessor};
 use crate::model::Model;
 use crate::protocol::Field;
 use crate::render::RenderOptions;
@@ -78,6 +78,9 @@ pub async fn fetch_request_media(
     Ok(out)
 }
 
+/// One processed image of a request: its content hash and its processor output.
+type Item = (String, Arc<ProcessedImage>);
+
 /// Loads and processes every image; returns the expanded token IDs and `features`.
 pub fn expand_images(
     model: &Model,
@@ -87,7 +90,6 @@ pub fn expand_images(
     fetched: Option<&FetchedMedia>,
     kw: &ImageKwargs,
 ) -> Result<(Arc<Vec<u32>>, Option<Value>), RequestError> {
-    let dtype = kw.dtype;
     if images.is_empty() {
         return Ok((token_ids, None));
     }
@@ -104,14 +106,30 @@ pub fn expand_images(
     let mut processor = processor.clone();
     processor.min_pixels = kw.min_pixels.unwrap_or(processor.min_pixels);
     processor.max_pixels = kw.max_pixels.unwrap_or(processor.max_pixels);
-    // Same URL, same bytes: load, decode, hash and process once.
-    let mut by_url: HashMap<&str, (String, Arc<ProcessedImage>)> = HashMap::new();
-    // Tensor bytes so far, before base64: each image's uint8 `kwargs_data`, plus its
-    // `mm_tensors` when asked for. An image sent twice is processed once but written once
-    // per use, so each use counts.
+    let items = process_images(model, &processor, images, opts, fetched, kw)?;
+    let (ids, placeholders) = expand_placeholders(&token_ids, pad, &items)?;
+    Ok((
+        Arc::new(ids),
+        Some(features(&items, placeholders, kw.dtype)),
+    ))
+}
+
+/// Loads, decodes, hashes and processes each image, in prompt order; the same URL is done
+/// once. Holds the request's tensors to `--max-mm-tensor-bytes` as it goes, before each
+/// image is processed: each use of an image counts its uint8 `kwargs_data`, plus its
+/// `mm_tensors` when asked for.
+fn process_images(
+    model: &Model,
+    processor: &QwenVlProcessor,
+    images: &[ImageRef],
+    opts: &RenderOptions,
+    fetched: Option<&FetchedMedia>,
+    kw: &ImageKwargs,
+) -> Result<Vec<Item>, RequestError> {
+    let mut by_url: HashMap<&str, Item> = HashMap::new();
     let mut tensor_bytes = 0u64;
     let mut charge = |rows: usize, cols: usize, param: &str| {
-        tensor_bytes += (rows * cols) as u64 * (1 + dtype.width());
+        tensor_bytes += (rows * cols) as u64 * (1 + kw.dtype.width());
         let (bytes, limit) = (tensor_bytes, opts.max_mm_tensor_bytes);
         if bytes > limit {
             return Err(media_err(
@@ -129,61 +147,94 @@ pub fn expand_images(
             items.push(done.clone());
             continue;
         }
-        let bytes = match fetched.and_then(|f| f.get(&img.url)) {
-            Some(b) => b.clone(),
-            None if is_http(&img.url) => {
-                return Err(media_err(&img.param, MediaError::HttpDisabled));
-            }
-            None => {
-                media::load_url(&img.url, &opts.url_policy).map_err(|e| media_err(&img.param, e))?
-            }
-        };
-        let decoded =
-            media::decode(&bytes, &opts.decode_limits).map_err(|e| media_err(&img.param, e))?;
-        // The request may move the resize bounds (`min_pixels`): the processed size is held
-        // to the decode limit too, before anything of that size is allocated.
-        let plan = processor
-            .plan(decoded.rgb.height(), decoded.rgb.width())
-            .map_err(|e| media_err(&img.param, e))?;
-        let (h, w) = plan.resized_hw;
-        let pixels = h as u64 * w as u64;
-        if pixels > opts.decode_limits.max_pixels {
-            let limit = opts.decode_limits.max_pixels;
-            let e = MediaError::ResizedTooLarge {
-                width: w,
-                height: h,
-                pixels,
-                limit,
-            };
-            return Err(media_err(&img.param, e));
-        }
-        let (rows, cols) = processor.shape(&plan);
+        let planned = plan_image(processor, img, opts, fetched)?;
+        let (rows, cols) = processor.shape(&planned.plan);
         charge(rows, cols, &img.param)?;
+        let item = planned.process(model, processor, kw);
+        by_url.insert(img.url.as_str(), item.clone());
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// An image decoded and planned, not yet processed.
+struct Planned {
+    bytes: Vec<u8>,
+    decoded: media::Decoded,
+    plan: media::Plan,
+}
+
+/// One image's bytes (fetched before the render, or loaded here), decoded, and its resize
+/// planned and held to the decode limit, before anything of the resized size is allocated
+/// (the request may move the resize bounds with `min_pixels`).
+fn plan_image(
+    processor: &QwenVlProcessor,
+    img: &ImageRef,
+    opts: &RenderOptions,
+    fetched: Option<&FetchedMedia>,
+) -> Result<Planned, RequestError> {
+    let bad = |e| media_err(&img.param, e);
+    let bytes = match fetched.and_then(|f| f.get(&img.url)) {
+        Some(b) => b.clone(),
+        None if is_http(&img.url) => return Err(bad(MediaError::HttpDisabled)),
+        None => media::load_url(&img.url, &opts.url_policy).map_err(bad)?,
+    };
+    let decoded = media::decode(&bytes, &opts.decode_limits).map_err(bad)?;
+    let plan = processor
+        .plan(decoded.rgb.height(), decoded.rgb.width())
+        .map_err(bad)?;
+    let (height, width) = plan.resized_hw;
+    let pixels = height as u64 * width as u64;
+    let limit = opts.decode_limits.max_pixels;
+    if pixels > limit {
+        return Err(bad(MediaError::ResizedTooLarge {
+            width,
+            height,
+            pixels,
+            limit,
+        }));
+    }
+    Ok(Planned {
+        bytes,
+        decoded,
+        plan,
+    })
+}
+
+impl Planned {
+    /// Its content hash (vLLM's, of the original bytes) and the processor's output.
+    fn process(self, model: &Model, processor: &QwenVlProcessor, kw: &ImageKwargs) -> Item {
         let hash = media::mm_hash_image_bytes(
-            &bytes,
-            decoded.converted,
+            &self.bytes,
+            self.decoded.converted,
             &model.name,
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let tensors = if dtype == TensorDtype::None {
+        let tensors = if kw.dtype == TensorDtype::None {
             media::Tensors::Patches
         } else {
             media::Tensors::Both
         };
-        let processed = Arc::new(processor.process_planned(&decoded.rgb, &plan, tensors));
-        by_url.insert(img.url.as_str(), (hash.clone(), processed.clone()));
-        items.push((hash, processed));
+        let processed = processor.process_planned(&self.decoded.rgb, &self.plan, tensors);
+        (hash, Arc::new(processed))
     }
+}
+
+/// Each of the template's image pads becomes its image's run of `num_tokens` pads; returns
+/// the IDs and the runs as vLLM's `PlaceholderRange`s (`{"offset", "length"}`).
+fn expand_placeholders(
+    token_ids: &[u32],
+    pad: u32,
+    items: &[Item],
+) -> Result<(Vec<u32>, Vec<Value>), RequestError> {
     let found = token_ids.iter().filter(|t| **t == pad).count();
     if found != items.len() {
-        return Err(media_err(
-            "messages",
-            MediaError::PlaceholderMismatch {
-                found,
-                images: items.len(),
-            },
-        ));
+        let e = MediaError::PlaceholderMismatch {
+            found,
+            images: items.len(),
+        };
+        return Err(media_err("messages", e));
     }
     let extra: usize = items
         .iter()
@@ -192,7 +243,7 @@ pub fn expand_images(
     let mut out = Vec::with_capacity(token_ids.len() + extra);
     let mut placeholders = Vec::with_capacity(items.len());
     let mut next = items.iter();
-    for &t in token_ids.iter() {
+    for &t in token_ids {
         if t == pad {
             if let Some((_, p)) = next.next() {
                 placeholders.push(json!({"offset": out.len(), "length": p.num_tokens}));
@@ -202,6 +253,12 @@ pub fn expand_images(
             out.push(t);
         }
     }
+    Ok((out, placeholders))
+}
+
+/// The render's `features`: hashes, placeholders, vLLM's `kwargs_data` and `mm_metadata`,
+/// and `mm_tensors` unless the dtype is `none`.
+fn features(items: &[Item], placeholders: Vec<Value>, dtype: TensorDtype) -> Value {
     // The large strings (base64 tensors) are moved into the tree: `json!` would serialize
     // an interpolated `String` or `Vec` again, copying each (measured: two copies of a
     // 1080p image's 67 MB of float32 base64, ~10 ms of server CPU per request).
@@ -237,6 +294,5 @@ pub fn expand_images(
             .collect();
         features.insert("mm_tensors".into(), image(tensors));
     }
-    let features = Value::Object(features);
-    Ok((Arc::new(out), Some(features)))
+    Value::Object(features)
 }

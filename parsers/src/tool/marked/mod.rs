@@ -38,7 +38,7 @@ pub enum MarkedFamily {
 
 /// How a call's name is written.
 #[derive(Debug, Clone, Copy)]
-enum Body {
+enum CallForm {
     /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
     Object,
     /// `<prefix>name<sep>` then the arguments value.
@@ -55,7 +55,7 @@ struct Spec {
     section: Option<(&'static str, &'static str)>,
     call_start: &'static str,
     call_end: Option<&'static str>,
-    body: Body,
+    form: CallForm,
 }
 
 const DS_SEP: &str = "<｜tool▁sep｜>";
@@ -67,20 +67,20 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<tool_call>",
                 call_end: Some("</tool_call>"),
-                body: Body::Object,
+                form: CallForm::Object,
             },
             MarkedFamily::Llama3Json => Spec {
                 section: None,
                 call_start: "<|python_tag|>",
                 call_end: None,
-                body: Body::Object,
+                form: CallForm::Object,
             },
             // The body style (array, object or name) is chosen per call: see `begin_body`.
             MarkedFamily::Mistral => Spec {
                 section: None,
                 call_start: "[TOOL_CALLS]",
                 call_end: None,
-                body: Body::Named {
+                form: CallForm::Named {
                     prefix: "",
                     sep: "[ARGS]",
                 },
@@ -89,7 +89,7 @@ impl MarkedFamily {
                 section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
                 call_start: "<｜tool▁call▁begin｜>",
                 call_end: Some("<｜tool▁call▁end｜>"),
-                body: Body::Named {
+                form: CallForm::Named {
                     prefix: "function<｜tool▁sep｜>",
                     sep: "\n```json\n",
                 },
@@ -98,7 +98,7 @@ impl MarkedFamily {
                 section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
                 call_start: "<｜tool▁call▁begin｜>",
                 call_end: Some("<｜tool▁call▁end｜>"),
-                body: Body::Named {
+                form: CallForm::Named {
                     prefix: "",
                     sep: DS_SEP,
                 },
@@ -107,7 +107,7 @@ impl MarkedFamily {
                 section: Some(("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
                 call_start: "<|tool_call_begin|>",
                 call_end: Some("<|tool_call_end|>"),
-                body: Body::Named {
+                form: CallForm::Named {
                     prefix: "",
                     sep: "<|tool_call_argument_begin|>",
                 },

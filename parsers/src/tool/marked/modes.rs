@@ -3,7 +3,7 @@
 //! ([`Flow::Stop`]).
 
 use super::object::ObjPhase;
-use super::{mark, Body, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME};
+use super::{mark, CallForm, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME};
 use crate::tool::json_scan::{Step, ValueScan};
 use crate::tool::Parsed;
 
@@ -62,9 +62,9 @@ impl MarkedParser {
                 self.mode = match (spec.section, self.family) {
                     (Some(_), _) => Mode::Section,
                     (None, MarkedFamily::Mistral) => Mode::MistralBody,
-                    (None, _) => match spec.body {
-                        Body::Object => Mode::Object(ObjPhase::Open),
-                        Body::Named { .. } => Mode::Name,
+                    (None, _) => match spec.form {
+                        CallForm::Object => Mode::Object(ObjPhase::Open),
+                        CallForm::Named { .. } => Mode::Name,
                     },
                 };
                 Flow::Next(i)
@@ -198,10 +198,10 @@ impl MarkedParser {
         }
     }
 
-    /// `<prefix>name<sep>` of the `Body::Named` families.
+    /// `<prefix>name<sep>` of the `CallForm::Named` families.
     pub(super) fn step_name(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (rest, i) = (at.rest(), at.i);
-        let Body::Named { prefix, sep } = self.spec().body else {
+        let CallForm::Named { prefix, sep } = self.spec().form else {
             self.malformed(out);
             return Flow::Next(i);
         };

@@ -1,4 +1,4 @@
-//! The JSON call object of the `Body::Object` families (`{"name": .., "arguments": ..}`),
+//! The JSON call object of the `CallForm::Object` families (`{"name": .., "arguments": ..}`),
 //! one character at a time: the name is streamed as soon as it is read, the arguments as
 //! they arrive, and other members are skipped.
 
