@@ -10,13 +10,13 @@ median, over blocks, of each configuration's CPU divided by the first one's.
 Usage:
   python3 benches/ab_turns.py '{"before": ({"BIN": "/tmp/old"}, []), "after": ({}, [])}' [rounds]
 Each value is (environment, extra `serve` arguments); BIN in the environment picks the binary
-(default target/release/llm-render). Example, the header-read timer:
+(default: bench_support.LLM_RENDER_BIN, the dist build). Example, the header-read timer:
   python3 benches/ab_turns.py '{"default": ({}, []), "off": ({}, ["--header-read-timeout-secs", "0"])}' 10
 """
 import ast, os, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import ROOT, model_dir, proc_cpu, wait_healthy  # noqa: E402
+from bench_support import LLM_RENDER_BIN, model_dir, proc_cpu, wait_healthy  # noqa: E402
 import render_vs_vllm_rs as rv  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def main():
     try:
         for i, (name, (env, args)) in enumerate(configs.items()):
             e = dict(os.environ, **env)
-            binary = e.pop("BIN", os.path.join(ROOT, "target/release/llm-render"))
+            binary = e.pop("BIN", LLM_RENDER_BIN)
             port = 18800 + i
             cmd = [binary, "serve", "--port", str(port), "--model", f"qwen3={d}", *args]
             proc = subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

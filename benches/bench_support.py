@@ -2,6 +2,9 @@
 import gzip, json, os, shutil, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The binary the benchmarks measure: the production build (`cargo build --profile dist`),
+# or another one through LLM_RENDER_BIN.
+LLM_RENDER_BIN = os.environ.get("LLM_RENDER_BIN", os.path.join(ROOT, "target/dist/llm-render"))
 
 
 def proc_cpu(pid):

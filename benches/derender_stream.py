@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Streaming derender cost: stateful (state carried by the client) vs stateless replay.
 
-Starts `target/release/llm-render serve` on the embedded Qwen3 model and streams a
+Starts `target/dist/llm-render serve` on the embedded Qwen3 model and streams a
 reasoning + tool-call answer one token per request through POST /v1/chat/completions/derender:
 
 * stateful: each request carries only the new token and the previous `stream_state`; after
@@ -25,13 +25,13 @@ for chunks 1-1000 vs 3001-4000, totals at 4,000 and 8,000 tokens, the replay rat
 Setup for the peers (nothing committed; bench-peers/ is git-ignored; vLLM pulls ~9 GB):
   python3 -m venv bench-peers/smgenv && bench-peers/smgenv/bin/pip install smg==1.13.0
   python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip install vllm==0.33.0
-Usage: cargo build --release && python3 benches/derender_stream.py [--no-peers]
+Usage: cargo build --profile dist && python3 benches/derender_stream.py [--no-peers]
 (the vLLM replay takes a few minutes: its cost grows with the square of the position)
 """
 import gzip, http.client, json, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import ROOT, model_dir, proc_cpu, wait_healthy  # noqa: E402
+from bench_support import LLM_RENDER_BIN, ROOT, model_dir, proc_cpu, wait_healthy  # noqa: E402
 
 from tokenizers import Tokenizer  # noqa: E402
 
@@ -198,7 +198,7 @@ def smg_replay(ids):
 
 
 def main():
-    binary = os.path.join(ROOT, "target/release/llm-render")
+    binary = LLM_RENDER_BIN
     server = subprocess.Popen([binary, "serve", "--port", str(PORT), "--tool-call-parser", "hermes",
                                "--reasoning-parser", "qwen3"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

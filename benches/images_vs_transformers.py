@@ -8,13 +8,13 @@ when it builds (benches/peers/smg_mm, one thread); then throughput with both cor
 photo_1080p: transformers in two processes vs llm-render on two threads (criterion
 `both_cores`) and llm-render's server answering two clients
 (whole chat renders, response included, with float32, bfloat16 and no mm_tensors), with each
-one's server CPU per request. Needs: pip install transformers pillow numpy; cargo build --release.
+one's server CPU per request. Needs: pip install transformers pillow numpy; cargo build --profile dist.
 Usage: python3 benches/images_vs_transformers.py
 """
 import io, os, re, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import ROOT  # noqa: E402
+from bench_support import LLM_RENDER_BIN, ROOT  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 FILES = ["photo_1080p.jpg", "rgb_640x480.png", "progressive_800x600.jpg"]
@@ -112,7 +112,7 @@ def llm_render_throughput(dtype, clients=2, n=20):
     import base64, http.client, threading
     from bench_support import model_dir, proc_cpu, wait_healthy
     d = model_dir("qwen2_5_vl")
-    srv = subprocess.Popen([os.path.join(ROOT, "target/release/llm-render"), "serve", "--port", "18997",
+    srv = subprocess.Popen([LLM_RENDER_BIN, "serve", "--port", "18997",
                             "--model", f"qwen2_5_vl={d}", "--mm-tensor-dtype", dtype],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

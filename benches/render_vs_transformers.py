@@ -6,13 +6,13 @@ In one run, for the `qwen3/long_9k` (10,140 tokens) and `qwen3/tools_defined` go
   * llm-render: `llm-render serve --model qwen3=fixtures/models/qwen3` on 127.0.0.1, one request
     at a time over a kept-alive connection, each made unique at its start so no cache helps,
     server CPU per request from /proc/<pid>/task/*/schedstat (HTTP + JSON included).
-Prints both and the ratio. Needs: pip install transformers tokenizers jinja2; a release build
-(`cargo build --release`). Usage: python3 benches/render_vs_transformers.py [N]
+Prints both and the ratio. Needs: pip install transformers tokenizers jinja2; a dist build
+(`cargo build --profile dist`). Usage: python3 benches/render_vs_transformers.py [N]
 """
 import http.client, json, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
+from bench_support import LLM_RENDER_BIN, ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -37,7 +37,7 @@ def bench_transformers(cases):
 
 
 def bench_llm_render(cases):
-    binary = os.path.join(ROOT, "target/release/llm-render")
+    binary = LLM_RENDER_BIN
     port = 31877
     srv = subprocess.Popen([binary, "serve", "--port", str(port), "--model", f"qwen3={ROOT}/fixtures/models/qwen3"],
                            stderr=subprocess.DEVNULL)

@@ -18,16 +18,16 @@ Turns 2..19 are then measured once more with the two servers alternating turn by
 Setup (nothing committed; bench-peers/ is git-ignored):
   mkdir -p bench-peers && cd bench-peers && pip download --no-deps vllm==0.33.0 -d . \
       && unzip -o -q vllm-0.33.0-*.whl vllm/vllm-rs && cd ..
-  apt-get install -y wrk;  cargo build --release
+  apt-get install -y wrk;  cargo build --profile dist
 Usage: python3 benches/render_vs_vllm_rs.py [--quick]
 """
 import http.client, json, os, random, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
+from bench_support import LLM_RENDER_BIN, ROOT, goldens, model_dir, proc_cpu, wait_healthy  # noqa: E402
 
 VLLM_RS = os.path.join(ROOT, "bench-peers/vllm/vllm-rs")
-LLM_RENDER = os.path.join(ROOT, "target/release/llm-render")
+LLM_RENDER = LLM_RENDER_BIN
 QUICK = "--quick" in sys.argv
 
 

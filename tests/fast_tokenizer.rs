@@ -4,7 +4,7 @@
 //! tokenizer it cannot handle falls back to the reference.
 //!
 //! CI runs a few MB per model. The full corpus (≥ 50 MB per model):
-//! `LLM_RENDER_CORPUS_MB=50 cargo test --profile release-nolto --test fast_tokenizer -- --nocapture`
+//! `LLM_RENDER_CORPUS_MB=50 cargo test --release --test fast_tokenizer -- --nocapture`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

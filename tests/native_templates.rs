@@ -179,7 +179,7 @@ fn render(
 }
 
 proptest! {
-    // More cases: NATIVE_TEMPLATE_CASES=200000 cargo test --profile release-nolto --test native_templates
+    // More cases: NATIVE_TEMPLATE_CASES=200000 cargo test --release --test native_templates
     #![proptest_config(ProptestConfig::with_cases(
         std::env::var("NATIVE_TEMPLATE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3_000)
     ))]
