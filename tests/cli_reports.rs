@@ -1,0 +1,90 @@
+//! The CLI's reports for people, as snapshots (`insta`): the README's `template-diff` and
+//! `audit` examples, whole, so any change to what they print shows up as a diff to review
+//! (`cargo insta review`, or `INSTA_UPDATE=always` to accept). The `--json` forms and their
+//! figures are checked against goldens in `tests/template_diff.rs` and `tests/audit_cli.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::fixtures;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `llm-render` with `args` from the repository root; its stdout, asserting exit 0.
+fn report(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn template_diff_qwen3_non_thinking() {
+    insta::assert_snapshot!(report(&[
+        "template-diff",
+        "--messages",
+        "examples/template-diff/qwen3_turn1.json",
+        "--reply",
+        "The capital of France is Paris.",
+        "--followup",
+        "Thanks, makes sense.",
+        "--chat-template-kwargs",
+        r#"{"enable_thinking": false}"#,
+    ]));
+}
+
+#[test]
+fn template_diff_llama_reply_ids_and_router_index() {
+    insta::assert_snapshot!(report(&[
+        "template-diff",
+        "--model",
+        "llama3_1=fixtures/models/llama3_1",
+        "--messages",
+        "examples/template-diff/llama_turn1.json",
+        "--reply-ids",
+        "examples/template-diff/llama_reply_ids.json",
+        "--followup",
+        "Thanks, makes sense.",
+        "--chat-template-kwargs",
+        r#"{"date_string": "26 Jul 2024"}"#,
+        "--index-block-size",
+        "64",
+        "--non-cached-tokens",
+        "32",
+    ]));
+}
+
+#[test]
+fn audit_two_images() {
+    let golden =
+        std::fs::read_to_string(fixtures().join("goldens/render_mm/qwen2_5_vl_images.jsonl"))
+            .unwrap();
+    let request = golden
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|g| g["id"] == "qwen2_5_vl/vl_two_images_one_message")
+        .unwrap()["request"]
+        .to_string();
+    let file = std::env::temp_dir().join(format!("llm-render-report-{}.json", std::process::id()));
+    std::fs::write(&file, request).unwrap();
+    let out = report(&[
+        "audit",
+        "--model",
+        "qwen2_5_vl=fixtures/models/qwen2_5_vl",
+        file.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&file);
+    insta::assert_snapshot!(out);
+}
