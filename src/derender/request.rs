@@ -1,4 +1,4 @@
-//! Derender requests (api.md, vLLM's shapes) and the per-request choices they imply: stop
+//! Derender requests (docs/api.md, vLLM's shapes) and the per-request choices they imply: stop
 //! settings, detokenizer flags, and which reasoning and tool parsers run.
 //!
 //! Non-stream: `{"stream": false, "model", "generate_response": {"choices": [{"index",

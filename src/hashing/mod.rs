@@ -2,7 +2,7 @@
 //! `xxhash_cbor`) and llm-d's request keys (`llmd_fnv64a`), byte for byte
 //! (shared/goldens/hashes pins both).
 //!
-//! Wire format (`POST /v1/block_hashes`, api.md):
+//! Wire format (`POST /v1/block_hashes`, docs/api.md):
 //! `{"token_ids": [..], "block_size": 16, "algorithm": "sha256", "seed": null, "format": "hex",
 //!   "lora_name": null, "lora_path": null, "cache_salt": null, "model_name": null,
 //!   "mm": [{"identifier", "offset", "length"}], "parent_key": null}` →

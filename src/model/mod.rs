@@ -1,7 +1,7 @@
 //! A served model: tokenizer, compiled chat templates, special tokens and generation defaults,
 //! loaded from a Hugging Face snapshot folder or from the bundle embedded in the binary.
 //!
-//! Files read (api.md, "Process"):
+//! Files read (docs/api.md, "Process"):
 //! * `tokenizer.json`, or `tokenizer.json.gz`;
 //! * `tokenizer_config.json`: `chat_template` (string or `[{name, template}]`), named special
 //!   tokens (string or `AddedToken` object), `model_max_length`;

@@ -1,5 +1,5 @@
 //! Chat messages → the `messages` a chat template sees, built as vLLM and transformers build
-//! them (api.md, "Template inputs"):
+//! them (docs/api.md, "Template inputs"):
 //!
 //! 1. vLLM (`vllm/entrypoints/chat_utils.py`): for templates that read content as a string,
 //!    text parts are joined with `"\n"` and a null content becomes `""` (`[]` for templates

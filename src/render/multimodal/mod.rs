@@ -1,6 +1,6 @@
 //! Images in a chat render: each `image_url` part is loaded, decoded, hashed and processed;
 //! the template's single `<|image_pad|>` per image is expanded to the image's token count,
-//! and `features` carries what vLLM's engine needs (api.md, "GenerateRequest"):
+//! and `features` carries what vLLM's engine needs (docs/api.md, "GenerateRequest"):
 //! `{"mm_hashes": {"image": [..]}, "mm_placeholders": {"image": [{"offset", "length"}]},
 //!   "kwargs_data": {"image": [..]}, "mm_metadata": {"image": [..]},
 //!   "mm_tensors": {"image": [{"pixel_values": {"dtype", "shape", "data"}, "image_grid_thw"}]}}`.

@@ -13,8 +13,8 @@
 //! same task). The multi-thread scheduler treats such a self-wake as a yield, queues the
 //! task behind others and wakes an idle worker through a futex to come and steal it. With
 //! one request in flight there is nothing to steal, so every POST pays a futile cross-core
-//! wakeup and a context switch: measured at 8–12% of server CPU per chat turn (paired A/B,
-//! `benches/render_vs_vllm_rs.py`). A current-thread runtime just requeues the task.
+//! wakeup and a context switch: 15–17% of server CPU per chat turn (paired runs,
+//! docs/performance.md, "Serving"). A current-thread runtime just requeues the task.
 //!
 //! The trade-off: requests are balanced by connection, not by request. Each inline request
 //! is bounded (`--inline-max-bytes`, ~0.1 ms), and larger ones already run on the blocking
