@@ -12,7 +12,8 @@
 //! or belongs to another model is refused with a 400.
 //!
 //! **(ext)** Each process also keeps the states it issued in a bounded cache keyed by id; a
-//! state whose MAC equals the cached one is taken from the cache without decoding.
+//! state whose MAC checks and equals the cached one is taken from the cache without decoding
+//! its payload. The MAC is checked on every state, cached or not.
 
 use super::session::{ChoiceState, Options};
 use crate::error::RequestError;
@@ -121,15 +122,8 @@ impl StateCodec {
         if mac.len() != MAC_LEN {
             return Err(bad("malformed"));
         }
-        if self.capacity > 0 {
-            if let Ok(cache) = self.cache.lock() {
-                if let Some((cached_mac, state)) = cache.map.get(id) {
-                    if cached_mac[..] == mac[..] && state.model == model {
-                        return Ok(state.clone());
-                    }
-                }
-            }
-        }
+        // The MAC is checked first, always: it covers every byte of the id and the payload,
+        // so no altered state is taken, from the cache or not (~1 µs for a 1.2 KB state).
         let want = self.mac(signed);
         // Constant-time comparison: the MAC must not leak through timing.
         let diff = want
@@ -140,6 +134,17 @@ impl StateCodec {
             return Err(bad(
                 "signature mismatch (tampered, or issued by a server with another key)",
             ));
+        }
+        // The state this process issued last for the id: the same bytes, so its decoded form
+        // is taken without parsing the payload again.
+        if self.capacity > 0 {
+            if let Ok(cache) = self.cache.lock() {
+                if let Some((cached_mac, state)) = cache.map.get(id) {
+                    if cached_mac[..] == mac[..] && state.model == model {
+                        return Ok(state.clone());
+                    }
+                }
+            }
         }
         let json = URL_SAFE_NO_PAD
             .decode(payload)
@@ -188,14 +193,16 @@ mod tests {
 
     proptest! {
         /// The decoder is a fuzz target: arbitrary text, and a valid state with any byte
-        /// changed, never panics and is never accepted.
+        /// changed, never panics and is never accepted, whether the process still caches the
+        /// state it issued or not.
         #[test]
         fn never_panics_and_refuses_every_mutation(
             junk in ".{0,300}",
             at in 0usize..10_000,
             byte in 0u8..128,
+            cache in 0usize..2,
         ) {
-            let codec = StateCodec::new(Some("k"), 0);
+            let codec = StateCodec::new(Some("k"), cache * 4);
             prop_assert!(codec.decode(&junk, "qwen3").is_err());
             let token = codec.encode(&sample()).unwrap();
             let mut bytes = token.clone().into_bytes();
