@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Build: docker build -t llm-render .
 # Run:   docker run -p 8000:8000 llm-render                 (embedded Qwen3 model)
-#        docker run -p 8000:8000 -v /models/x:/models/x:ro llm-render serve --host 0.0.0.0 --model x=/models/x
+#        docker run -p 8000:8000 -v /models/x:/models/x:ro llm-render serve --model x=/models/x
 #
 # The binary is the `dist` profile (fat LTO, one codegen unit; see Cargo.toml), the build
 # measured for production. The toolchain is pinned to the one the project is tested with.
@@ -33,7 +33,10 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && useradd --system --uid 10001 --no-create-home llmrender
 COPY --from=build /src/target/dist/llm-render /usr/local/bin/llm-render
 USER 10001
+# The listen address as environment, which `serve` and the probe both read: another port is
+# `-e LLM_RENDER_PORT=…`, and the health check follows it.
+ENV LLM_RENDER_HOST=0.0.0.0 LLM_RENDER_PORT=8000
 EXPOSE 8000
-HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["llm-render", "health", "--port", "8000"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["llm-render", "health"]
 ENTRYPOINT ["llm-render"]
-CMD ["serve", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["serve"]

@@ -1,5 +1,5 @@
-"""Paired A/B of llm-render builds or flags on chat turns: how the README's "paired 0.97x"
-figures for one change against another were measured.
+"""Paired A/B of llm-render builds or flags on chat turns: how the "paired 0.97" figures
+of docs/performance.md for one change against another were measured.
 
 Each configuration serves the Qwen3 fixture on its own port; rounds of 12 fresh 20-turn chats
 (benches/render_vs_vllm_rs.py's) are sent with the servers taking each turn's 12 requests in

@@ -191,7 +191,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("render_turn20_warm", |b| b.iter(|| render(&warm, last)));
     c.bench_function("render_turn20_cold", |b| b.iter(|| render(&cold, last)));
     // The same turn with Qwen3's template interpreted by minijinja instead of rendered by
-    // `render::native`: what the native path saves.
+    // `template::native`: what the native path saves.
     let jinja = RenderOptions {
         native_templates: false,
         ..RenderOptions::default()

@@ -1,7 +1,7 @@
 //! Render goldens (transformers `apply_chat_template` + `encode(add_special_tokens=False)`)
 //! through the real HTTP server on loopback and through the CLI: every token ID equal, every
 //! case where transformers raised answered with a 400. Over HTTP, Qwen3 renders through its
-//! native template (`render::native`); through the CLI, everything renders with minijinja.
+//! native template (`template::native`); through the CLI, everything renders with minijinja.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

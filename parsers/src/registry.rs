@@ -169,17 +169,14 @@ pub fn tool_parser_for_model(model: &str) -> Option<&'static ToolEntry> {
     for_model(TOOL_PARSERS, model, |e| e.name, |e| e.model_patterns)
 }
 
-/// A reasoning parser by name, or `tags:<start>,<end>` for any tag pair; `None` for an
-/// unknown name.
+/// A reasoning parser by name (any case), by a model name as `auto` reads one, or
+/// `tags:<start>,<end>` for any tag pair; `None` when nothing matches.
 pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
     if let Some(pair) = name.strip_prefix("tags:") {
         let (start, end) = pair.split_once(',')?;
         return Some(tags(start, end, false));
     }
-    REASONING_PARSERS
-        .iter()
-        .find(|e| e.name == name)
-        .map(|e| (e.make)())
+    reasoning_parser_for_model(name).map(|e| (e.make)())
 }
 
 /// A tool parser by vLLM name; `None` for an unknown name.
@@ -289,6 +286,10 @@ mod tests {
             assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
         }
         assert!(reasoning_parser("tags:<r>,</r>").is_some());
+        // As `--reasoning-parser` always took them: any case, or a model name.
+        assert!(reasoning_parser("Qwen3").is_some());
+        assert!(reasoning_parser("deepseek-r1").is_some());
+        assert!(reasoning_parser("nope").is_none());
         assert!(reasoning_parser("tags:<r>").is_none());
         assert!(tool_parser("nope", Arc::default()).is_none());
     }

@@ -174,7 +174,7 @@ fn reasoning_for(
     }
     match setting {
         "none" => None,
-        "auto" => reasoning_parser_for_model(&model.name).map(|e| (e.make)()),
+        "auto" => reasoning_parser(&model.name),
         name => reasoning_parser(name),
     }
 }

@@ -100,11 +100,7 @@ pub struct HashRequest {
 }
 
 impl HashRequest {
-    /// These options applied to a rendered prompt: its token IDs, the request's
-    /// `cache_salt` unless the options set one, and the served model name as llm-d's chain
-    /// root unless the options name one.
-    /// `return_block_hashes` of a render: these options over the rendered IDs, with the
-    /// request's `cache_salt`, llm-d's chain rooted in the served model name unless given.
+    /// `return_block_hashes` of a render: the hashes of [`HashRequest::for_rendered`].
     pub fn of_render(
         &self,
         token_ids: &[u32],
@@ -117,6 +113,9 @@ impl HashRequest {
         Ok(compute(&req)?.block_hashes)
     }
 
+    /// These options applied to a rendered prompt: its token IDs, the request's
+    /// `cache_salt` unless the options set one, and the served model name as llm-d's chain
+    /// root unless the options name one.
     pub fn for_rendered(
         mut self,
         token_ids: Vec<u32>,

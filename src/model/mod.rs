@@ -64,7 +64,7 @@ pub struct LoadOptions {
     pub template_fuel: Option<u64>,
     /// Overrides the context length from `config.json`.
     pub max_model_len: Option<u64>,
-    /// Use the fast encoder where it proves equal to `tokenizers` (see `render::tokenize`).
+    /// Use the fast encoder where it proves equal to `tokenizers` (see `crate::tokenize`).
     pub fast_tokenizer: bool,
     /// Segment cache budget of the fast encoder, in bytes; 0 turns it off.
     pub segment_cache_bytes: usize,

@@ -77,7 +77,7 @@ with_sampling_fields! {
     #[serde(default)]
     pub model: Option<String>,
     /// Each message is kept as the client sent it (key order included) and converted for
-    /// the template in `render::messages`.
+    /// the template in `template::messages`.
     pub messages: Vec<super::Message>,
     #[serde(default)]
     pub tools: Option<Vec<Map<String, Value>>>,

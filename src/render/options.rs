@@ -13,7 +13,7 @@ pub struct RenderOptions {
     pub trust_request_mm_kwargs: bool,
     /// Fuel for per-request templates; model templates carry their own from load time.
     pub template_fuel: Option<u64>,
-    /// Render known templates in Rust ([`native`]); off, every render goes through minijinja.
+    /// Render known templates in Rust (`template::native`); off, every render goes through minijinja.
     pub native_templates: bool,
     /// Images one request may carry.
     pub max_images_per_request: usize,

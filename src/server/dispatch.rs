@@ -125,7 +125,7 @@ impl Route {
 #[derive(Clone)]
 pub(crate) struct Dispatcher {
     state: Arc<AppState>,
-    /// The connection's header-read timeout (`server::deadlines`), told when a request
+    /// The connection's header-read timeout (`server::transport::deadlines`), told when a request
     /// arrives and when its response has been sent.
     watch: Option<Arc<ConnectionWatch>>,
 }

@@ -8,7 +8,7 @@
 //! pool, so no request stalls a worker for long (`routes::offload`).
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
-//! worker, see `runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
+//! worker, see `transport/runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
 //! runtime; both serve each connection the same way.
 
 mod dispatch;

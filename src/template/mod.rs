@@ -19,7 +19,7 @@ pub mod native;
 pub mod pyjson;
 
 pub use chat_templates::{ChatTemplates, SelectError, Selected, TemplateLoadError};
-pub use messages::{ContentFormat, ImageRef};
+pub use messages::ImageRef;
 
 /// What rendered a chat template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Text ↔ token IDs, equal to `tokenizers` (what transformers runs) and fast.
 //!
 //! * `encoder.rs`: fastokens where it proves equal to `tokenizers` at load, else `tokenizers`;
-//! * `prompt_cache.rs`: the IDs of a recent prompt that the new one extends, reused;
+//! * `prompt_cache/`: the IDs of a recent prompt that the new one extends, reused;
 //! * `added_split.rs`: the text after a reused prefix, split at added tokens here;
 //! * `decoder.rs`: IDs → text from a table of each ID's bytes, proven against `tokenizers`.
 //!
@@ -15,4 +15,3 @@ pub mod prompt_cache;
 
 pub use decoder::TextDecoder;
 pub use encoder::{build_fast, Backend, Encoder, EncoderOptions};
-pub use prompt_cache::PromptCacheStats;

@@ -1,5 +1,5 @@
 //! The two runtimes `llm-render serve` runs on, and the one way both serve a connection
-//! (`serve_connection`: hyper HTTP/1.1, the header-read timeout of `server::deadlines`,
+//! (`serve_connection`: hyper HTTP/1.1, the header-read timeout of `server::transport::deadlines`,
 //! `TCP_NODELAY`, graceful shutdown).
 //!
 //! The default is one single-threaded runtime per core ([`serve_per_core`]).
@@ -233,7 +233,7 @@ async fn serve_connection(
     // Responses go out in one write; there is nothing to coalesce.
     let _ = stream.set_nodelay(true);
     // The header-read timeout runs while the connection waits for a request head: from now,
-    // and from each response's end to the next request (`server::deadlines`, not hyper's).
+    // and from each response's end to the next request (`server::transport::deadlines`, not hyper's).
     let watch = state
         .config
         .header_read_timeout

@@ -11,7 +11,7 @@
 //! * the generation prompt unless the chat ends in tool results.
 //!
 //! The template's `tool_calls` branch runs only for a `content` that is `none`, which
-//! `render::messages` never passes (null content becomes `""`), so tool calls print nothing.
+//! `template::messages` never passes (null content becomes `""`), so tool calls print nothing.
 //! Inputs outside that shape answer `None` and render through minijinja (see the parent).
 
 use super::{read_messages, NativeInput, Role};

@@ -106,7 +106,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
         }
         match first.get("content")? {
             Field::Str(s) => out.push_str(trim(s)),
-            // An empty part list after `render::messages`: no text.
+            // An empty part list after `template::messages`: no text.
             Field::Json(Value::Null) => {}
             // Text parts, trimmed, joined with newlines (other parts are left out).
             Field::Json(Value::Array(parts)) => {
@@ -145,7 +145,7 @@ pub(super) fn render(input: &NativeInput<'_>) -> Option<String> {
                 out.push_str(EOT);
             }
             Some(calls) => {
-                // `render::messages` parses an assistant's arguments; others go as sent.
+                // `template::messages` parses an assistant's arguments; others go as sent.
                 let calls = if role == "assistant" {
                     Cow::Owned(convert_tool_calls(i, calls).ok()?)
                 } else {
@@ -202,7 +202,7 @@ fn trim(s: &str) -> &str {
 }
 
 /// Writes a message's content as the template loops over it: a string once; for parts, each
-/// `text` part in order; for a null content (an empty part list after `render::messages`),
+/// `text` part in order; for a null content (an empty part list after `template::messages`),
 /// nothing. `None` for a part of another type, and for shapes the template would fail on:
 /// those render through minijinja.
 fn push_text(

@@ -131,11 +131,11 @@ struct Msg<'a> {
     /// `message.reasoning_content` when defined (transformers' alias of the three fields).
     reasoning: Option<&'a str>,
     /// `message.tool_calls` when non-empty (assistant messages only), converted as
-    /// `render::messages` converts them (`arguments` strings parsed).
+    /// `template::messages` converts them (`arguments` strings parsed).
     tool_calls: Option<Vec<Value>>,
 }
 
-/// One message as a template reads it after `render::messages`' conversion (for templates
+/// One message as a template reads it after `template::messages`' conversion (for templates
 /// that read content as a string), or `None` when it is outside what native renderings cover.
 fn read_message(i: usize, m: &Message) -> Option<Msg<'_>> {
     // One pass over the (small) map instead of six hashed lookups.
