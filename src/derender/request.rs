@@ -23,20 +23,61 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
+/// One choice of the engine's output (vLLM's `GenerateResponseChoice` and its stream form).
 #[derive(Debug, Clone, Deserialize)]
 pub struct GeneratedChoice {
     #[serde(default)]
     pub index: u32,
-    pub token_ids: Vec<u32>,
+    /// Required non-empty in a whole response; a stream chunk may carry none (a finish-only
+    /// chunk).
+    #[serde(default)]
+    pub token_ids: Option<Vec<u32>>,
+    /// Absent in a whole response means `stop`, as vLLM's model defaults it.
     #[serde(default)]
     pub finish_reason: Option<String>,
 }
 
+impl GeneratedChoice {
+    pub fn ids(&self) -> &[u32] {
+        self.token_ids.as_deref().unwrap_or_default()
+    }
+}
+
+/// The engine's output: vLLM's `GenerateResponse` (whole) or `GenerateStreamResponse` (one
+/// chunk) from `/inference/v1/generate`. The fields derender passes through are kept as
+/// sent.
 #[derive(Debug, Clone, Deserialize)]
 pub struct GenerateResponse {
     pub choices: Vec<GeneratedChoice>,
     #[serde(default)]
     pub request_id: Option<String>,
+    /// The prompt's IDs, as some engines echo them; read when the request has none.
+    #[serde(default)]
+    pub prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub prompt_logprobs: Option<Value>,
+    #[serde(default)]
+    pub kv_transfer_params: Option<Value>,
+    #[serde(default)]
+    pub metrics: Option<Value>,
+}
+
+/// `prompt_tokens`: the prompt's token count for `usage`: one (chat, streams), or one per
+/// engine response (completions).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PromptTokens {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+/// `prompt_token_ids`: one prompt's IDs (chat, streams), or one list (or null) per engine
+/// response (completions).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum PromptTokenIds {
+    One(Vec<u32>),
+    Many(Vec<Option<Vec<u32>>>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -45,16 +86,21 @@ pub struct DerenderRequest {
     pub model: Option<String>,
     #[serde(default)]
     pub stream: bool,
-    /// The engine's whole output (non-stream).
+    /// The engine's whole output (non-stream chat; a completion with one prompt **(ext)**).
     #[serde(default)]
     pub generate_response: Option<GenerateResponse>,
+    /// The engine's whole outputs, one per prompt (non-stream completions, vLLM's shape).
+    #[serde(default)]
+    pub generate_responses: Option<Vec<GenerateResponse>>,
     /// The engine's next chunk (stream).
     #[serde(default)]
     pub generate_chunk: Option<GenerateResponse>,
     #[serde(default)]
     pub stream_state: Option<String>,
     #[serde(default)]
-    pub prompt_token_ids: Option<Vec<u32>>,
+    pub prompt_tokens: Option<PromptTokens>,
+    #[serde(default)]
+    pub prompt_token_ids: Option<PromptTokenIds>,
     #[serde(default)]
     pub chat_request: Option<Map<String, Value>>,
     #[serde(default)]
@@ -117,19 +163,109 @@ impl DerenderRequest {
         req.unwrap_or_else(|| EMPTY.get_or_init(Map::new))
     }
 
-    /// The engine output this request carries.
-    pub fn output(&self) -> Result<&GenerateResponse, RequestError> {
-        let (field, value) = if self.stream {
-            ("generate_chunk", self.generate_chunk.as_ref())
-        } else {
-            ("generate_response", self.generate_response.as_ref())
-        };
-        value.ok_or_else(|| {
+    /// The engine chunk of a stream request.
+    pub fn chunk(&self) -> Result<&GenerateResponse, RequestError> {
+        self.generate_chunk.as_ref().ok_or_else(|| {
             RequestError::invalid(
-                field,
-                format!("`{field}` is required when stream is {}", self.stream),
+                "generate_chunk",
+                "`generate_chunk` is required when stream is true",
             )
         })
+    }
+
+    /// The engine outputs of a whole (non-stream) request, with the field each came from:
+    /// chat takes one `generate_response`; completions take vLLM's `generate_responses`, one
+    /// per prompt, or **(ext)** one `generate_response`.
+    pub fn responses(
+        &self,
+        kind: Kind,
+    ) -> Result<(&'static str, &[GenerateResponse]), RequestError> {
+        match (kind, &self.generate_response, &self.generate_responses) {
+            (_, Some(_), Some(_)) => Err(RequestError::invalid(
+                "generate_responses",
+                "pass one of `generate_response` and `generate_responses`, not both",
+            )),
+            (Kind::Chat, _, Some(_)) => Err(RequestError::invalid(
+                "generate_responses",
+                "chat derender takes one `generate_response`",
+            )),
+            (_, Some(one), None) => Ok(("generate_response", std::slice::from_ref(one))),
+            (Kind::Completion, None, Some(list)) if list.is_empty() => Err(RequestError::invalid(
+                "generate_responses",
+                "generate_responses must not be empty",
+            )),
+            (Kind::Completion, None, Some(list)) => Ok(("generate_responses", list)),
+            (Kind::Chat, None, None) => Err(RequestError::invalid(
+                "generate_response",
+                "`generate_response` is required when stream is false",
+            )),
+            (Kind::Completion, None, None) => Err(RequestError::invalid(
+                "generate_responses",
+                "`generate_responses` is required when stream is false",
+            )),
+        }
+    }
+
+    /// The prompt IDs of response `i` of `n`: the request's `prompt_token_ids` (one list, or
+    /// the `i`-th of a list per response), else what the engine echoed.
+    pub fn prompt_ids<'a>(&'a self, i: usize, response: &'a GenerateResponse) -> Option<&'a [u32]> {
+        let given = match &self.prompt_token_ids {
+            Some(PromptTokenIds::One(ids)) => Some(ids.as_slice()),
+            Some(PromptTokenIds::Many(list)) => list.get(i).and_then(|l| l.as_deref()),
+            None => None,
+        };
+        given.or(response.prompt_token_ids.as_deref())
+    }
+
+    /// `usage.prompt_tokens` of response `i`: `prompt_tokens` as vLLM reads it, else **(ext)**
+    /// the length of its prompt IDs, else 0.
+    pub fn prompt_count(&self, i: usize, response: &GenerateResponse) -> usize {
+        let given = match &self.prompt_tokens {
+            Some(PromptTokens::One(n)) => Some(*n),
+            Some(PromptTokens::Many(list)) => list.get(i).copied(),
+            None => None,
+        };
+        given.map_or_else(
+            || self.prompt_ids(i, response).map_or(0, <[u32]>::len),
+            |n| n as usize,
+        )
+    }
+
+    /// The per-response lists match the responses in length (vLLM's validator), and every
+    /// prompt fits the model's context.
+    pub fn check_prompts(&self, n: usize, max_model_len: Option<u64>) -> Result<(), RequestError> {
+        let lens = |field: &str, len: usize| -> Result<(), RequestError> {
+            if len != n {
+                return Err(RequestError::invalid(
+                    field,
+                    format!("{field} length ({len}) must equal generate_responses length ({n})"),
+                ));
+            }
+            Ok(())
+        };
+        if let Some(PromptTokens::Many(list)) = &self.prompt_tokens {
+            lens("prompt_tokens", list.len())?;
+        }
+        let prompts: Vec<&[u32]> = match &self.prompt_token_ids {
+            Some(PromptTokenIds::One(ids)) => vec![ids],
+            Some(PromptTokenIds::Many(list)) => {
+                lens("prompt_token_ids", list.len())?;
+                list.iter().flatten().map(Vec::as_slice).collect()
+            }
+            None => Vec::new(),
+        };
+        if let Some(max) = max_model_len {
+            if let Some(p) = prompts.iter().find(|p| p.len() as u64 > max) {
+                return Err(RequestError::invalid(
+                    "prompt_token_ids",
+                    format!(
+                        "prompt_token_ids length ({}) exceeds max_model_len ({max})",
+                        p.len()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -63,6 +63,10 @@ fn usage(prompt: usize, completion: usize) -> Value {
     json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }
 
+/// vLLM's bound on sequences in one request (`VLLM_MAX_N_SEQUENCES`): engine responses,
+/// and choices in one response.
+const MAX_SEQUENCES: usize = 16384;
+
 /// Derenders a request, streaming or not.
 pub fn derender(
     model: &Model,
@@ -70,17 +74,13 @@ pub fn derender(
     cfg: &DerenderConfig,
     kind: Kind,
 ) -> Result<Value, RequestError> {
-    let output = req.output()?;
-    let field = if req.stream {
-        "generate_chunk"
-    } else {
-        "generate_response"
-    };
-    for (ci, c) in output.choices.iter().enumerate() {
-        check_ids(model, field, ci, &c.token_ids)?;
-    }
     if req.stream {
-        return stream_chunk(model, req, cfg, kind, output);
+        let chunk = req.chunk()?;
+        for (ci, c) in chunk.choices.iter().enumerate() {
+            check_ids(model, "generate_chunk", ci, c.ids())?;
+        }
+        req.check_prompts(1, model.max_model_len)?;
+        return stream_chunk(model, req, cfg, kind, chunk);
     }
     if req.stream_state.is_some() {
         return Err(RequestError::invalid(
@@ -88,7 +88,65 @@ pub fn derender(
             "stream_state needs stream: true",
         ));
     }
-    one_shot(model, req, cfg, kind, output)
+    let (field, responses) = req.responses(kind)?;
+    check_bounds(model, field, responses)?;
+    req.check_prompts(responses.len(), model.max_model_len)?;
+    one_shot(model, req, cfg, kind, responses)
+}
+
+/// vLLM's bounds on a whole response, checked before anything is decoded: the number of
+/// responses and of choices, and each choice's IDs: present, non-empty, within the context
+/// and the vocabulary.
+fn check_bounds(
+    model: &Model,
+    field: &str,
+    responses: &[GenerateResponse],
+) -> Result<(), RequestError> {
+    if responses.len() > MAX_SEQUENCES {
+        return Err(RequestError::invalid(
+            field,
+            format!(
+                "generate_responses count ({}) exceeds server maximum ({MAX_SEQUENCES})",
+                responses.len()
+            ),
+        ));
+    }
+    for (ri, r) in responses.iter().enumerate() {
+        let at = if field == "generate_responses" {
+            format!("generate_responses[{ri}]")
+        } else {
+            field.to_string()
+        };
+        if r.choices.len() > MAX_SEQUENCES {
+            return Err(RequestError::invalid(
+                format!("{at}.choices"),
+                format!(
+                    "choices count ({}) exceeds server maximum ({MAX_SEQUENCES})",
+                    r.choices.len()
+                ),
+            ));
+        }
+        for (ci, c) in r.choices.iter().enumerate() {
+            if c.ids().is_empty() {
+                return Err(RequestError::invalid(
+                    format!("{at}.choices[{ci}].token_ids"),
+                    format!("choice {} has empty or null token_ids", c.index),
+                ));
+            }
+            if let Some(max) = model.max_model_len.filter(|m| c.ids().len() as u64 > *m) {
+                return Err(RequestError::invalid(
+                    format!("{at}.choices[{ci}].token_ids"),
+                    format!(
+                        "token_ids length ({}) in choice {} exceeds max_model_len ({max})",
+                        c.ids().len(),
+                        c.index
+                    ),
+                ));
+            }
+            check_ids(model, &at, ci, c.ids())?;
+        }
+    }
+    Ok(())
 }
 
 /// vLLM's id prefix for a response of `kind`.
@@ -99,39 +157,68 @@ fn id_prefix(kind: Kind) -> &'static str {
     }
 }
 
-/// The whole output at once: a `chat.completion` or `text_completion` with `usage`.
+/// The whole output at once: a `chat.completion`, or a `text_completion` whose choices are
+/// those of every response in order, numbered 0.. across them (as vLLM numbers them).
+/// Passed through as vLLM does: chat's `prompt_logprobs`, `kv_transfer_params` and
+/// `metrics`; a completion's `kv_transfer_params` when every response has the same, and
+/// its `metrics` when there is one response.
 fn one_shot(
     model: &Model,
     req: &DerenderRequest,
     cfg: &DerenderConfig,
     kind: Kind,
-    output: &GenerateResponse,
+    responses: &[GenerateResponse],
 ) -> Result<Value, RequestError> {
     let original = req.original(kind);
-    let prefix = id_prefix(kind);
     let opts = options(cfg, model, kind, original);
-    let id = output
+    let first = &responses[0];
+    let id = first
         .request_id
         .clone()
-        .unwrap_or_else(|| crate::protocol::request_id(prefix));
-    let mut choices = Vec::with_capacity(output.choices.len());
-    let mut completion = 0;
-    for c in &output.choices {
-        let mut st = new_choice(cfg, model, kind, original, c.index);
-        let finish = c.finish_reason.as_deref().unwrap_or("stop");
-        let delta = st.advance(model, &opts, &c.token_ids, Some(finish))?;
-        completion += st.tokens;
-        choices.push(whole_choice(kind, &id, &st, delta));
+        .unwrap_or_else(|| crate::protocol::request_id(id_prefix(kind)));
+    let mut choices = Vec::new();
+    let (mut prompt, mut completion) = (0, 0);
+    for (ri, r) in responses.iter().enumerate() {
+        prompt += req.prompt_count(ri, r);
+        for c in &r.choices {
+            let index = match kind {
+                Kind::Chat => c.index,
+                Kind::Completion => choices.len() as u32,
+            };
+            let mut st = new_choice(cfg, model, kind, original, index);
+            let finish = c.finish_reason.as_deref().unwrap_or("stop");
+            let delta = st.advance(model, &opts, c.ids(), Some(finish))?;
+            completion += st.tokens;
+            choices.push(whole_choice(kind, &id, &st, delta));
+        }
     }
-    let prompt = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
-    Ok(json!({
+    let mut out = json!({
         "id": id,
         "object": if kind == Kind::Chat { "chat.completion" } else { "text_completion" },
         "created": crate::protocol::unix_now(),
         "model": model.name,
         "choices": choices,
         "usage": usage(prompt, completion),
-    }))
+    });
+    let (kv, metrics) = match kind {
+        Kind::Chat => {
+            out["prompt_logprobs"] = first.prompt_logprobs.clone().unwrap_or(Value::Null);
+            (first.kv_transfer_params.clone(), first.metrics.clone())
+        }
+        Kind::Completion => {
+            let same = responses
+                .iter()
+                .all(|r| r.kv_transfer_params == first.kv_transfer_params);
+            let one = responses.len() == 1;
+            (
+                first.kv_transfer_params.clone().filter(|_| same),
+                first.metrics.clone().filter(|_| one),
+            )
+        }
+    };
+    out["kv_transfer_params"] = kv.unwrap_or(Value::Null);
+    out["metrics"] = metrics.unwrap_or(Value::Null);
+    Ok(out)
 }
 
 /// One engine chunk of a stream: the chunk it becomes and the state to send back with the
@@ -154,7 +241,7 @@ fn stream_chunk(
                 .clone()
                 .unwrap_or_else(|| crate::protocol::request_id(prefix)),
             created: crate::protocol::unix_now(),
-            prompt_tokens: req.prompt_token_ids.as_ref().map_or(0, Vec::len),
+            prompt_tokens: req.prompt_count(0, output),
             opts: options(cfg, model, kind, original),
             choices: Vec::new(),
         },
@@ -194,7 +281,7 @@ fn stream_chunk(
                 .get_or_insert_with(|| schemas(original))
                 .clone()
         });
-        let delta = st.advance(model, &state.opts, &c.token_ids, c.finish_reason.as_deref())?;
+        let delta = st.advance(model, &state.opts, c.ids(), c.finish_reason.as_deref())?;
         out_choices.push(chunk_choice(kind, &state.id, st, delta));
         st.role_sent = true;
     }
@@ -225,7 +312,7 @@ fn stream_chunk(
 fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
     let finish = d.finish_reason.unwrap_or_else(|| "stop".into());
     if kind == Kind::Completion {
-        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": finish});
+        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": finish, "stop_reason": d.stop_reason});
     }
     let calls: Vec<Value> = llm_render_parsers::Parsed {
         content: String::new(),
@@ -263,13 +350,14 @@ fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
         },
         "logprobs": null,
         "finish_reason": finish,
+        "stop_reason": d.stop_reason,
     })
 }
 
 /// A stream chunk's choice: only what this chunk adds.
 fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
     if kind == Kind::Completion {
-        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": d.finish_reason});
+        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason});
     }
     let mut delta = Map::new();
     if !st.role_sent {
@@ -294,5 +382,5 @@ fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
             .collect();
         delta.insert("tool_calls".into(), Value::Array(calls));
     }
-    json!({"index": st.index, "delta": delta, "logprobs": null, "finish_reason": d.finish_reason})
+    json!({"index": st.index, "delta": delta, "logprobs": null, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason})
 }

@@ -32,6 +32,9 @@ pub struct Delta {
     pub tool_calls: Vec<ToolCallDelta>,
     /// Set on the step that ends the choice.
     pub finish_reason: Option<String>,
+    /// vLLM's `stop_reason` on that step: the stop string that ended the output, or a stop
+    /// token ID of the request's own (`null` for the model's EOS tokens and other ends).
+    pub stop_reason: Option<serde_json::Value>,
 }
 
 /// One choice between chunks.
@@ -101,11 +104,11 @@ impl ChoiceState {
             std::mem::take(&mut self.detok),
         );
         let mut text = String::new();
-        let mut stopped_by_id = false;
+        let mut stopped_by_id = None;
         for id in ids {
             self.tokens += 1;
             if opts.stop_token_ids.contains(id) {
-                stopped_by_id = true;
+                stopped_by_id = Some(*id);
                 break;
             }
             let piece = detok.push(*id).map_err(RequestError::Tokenizer)?;
@@ -114,7 +117,7 @@ impl ChoiceState {
                 break;
             }
         }
-        let ending = stopped_by_id || self.stops.stopped() || engine_finish.is_some();
+        let ending = stopped_by_id.is_some() || self.stops.stopped() || engine_finish.is_some();
         if ending && !self.stops.stopped() {
             let rest = detok.finish().map_err(RequestError::Tokenizer)?;
             text.push_str(&self.stops.push(&rest));
@@ -152,10 +155,15 @@ impl ChoiceState {
         }
         if ending {
             self.done = true;
-            let reason = if stopped_by_id || self.stops.stopped() {
+            let reason = if stopped_by_id.is_some() || self.stops.stopped() {
                 "stop"
             } else {
                 engine_finish.unwrap_or("stop")
+            };
+            delta.stop_reason = match (self.stops.matched(), stopped_by_id) {
+                (Some(s), _) => Some(s.into()),
+                (None, Some(id)) if !model.eos_token_ids.contains(&id) => Some(id.into()),
+                _ => None,
             };
             delta.finish_reason = Some(if self.tool_calls > 0 {
                 "tool_calls".into()

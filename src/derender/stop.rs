@@ -10,7 +10,9 @@ pub struct StopStrings {
     stops: Vec<String>,
     include: bool,
     held: String,
-    stopped: bool,
+    /// The stop string that ended the output (vLLM's `stop_reason`).
+    #[serde(default)]
+    matched: Option<String>,
 }
 
 impl StopStrings {
@@ -20,18 +22,23 @@ impl StopStrings {
             stops,
             include: include_stop_str_in_output,
             held: String::new(),
-            stopped: false,
+            matched: None,
         }
     }
 
     /// Whether a stop string ended the output.
     pub fn stopped(&self) -> bool {
-        self.stopped
+        self.matched.is_some()
+    }
+
+    /// The stop string that ended the output, if one did.
+    pub fn matched(&self) -> Option<&str> {
+        self.matched.as_deref()
     }
 
     /// Adds generated text; returns what may be emitted now.
     pub fn push(&mut self, text: &str) -> String {
-        if self.stopped {
+        if self.stopped() {
             return String::new();
         }
         self.held.push_str(text);
@@ -39,10 +46,11 @@ impl StopStrings {
         let hit = self
             .stops
             .iter()
-            .filter_map(|s| self.held.find(s.as_str()).map(|at| (at, s.len())))
-            .min_by_key(|(at, len)| (*at, usize::MAX - len));
-        if let Some((at, len)) = hit {
-            self.stopped = true;
+            .filter_map(|s| self.held.find(s.as_str()).map(|at| (at, s)))
+            .min_by_key(|(at, s)| (*at, usize::MAX - s.len()));
+        if let Some((at, stop)) = hit {
+            let len = stop.len();
+            self.matched = Some(stop.clone());
             let end = if self.include { at + len } else { at };
             let out = self.held[..end].to_string();
             self.held.clear();
@@ -112,6 +120,9 @@ mod tests {
             run(&["o w", "wö"], false, &["Hello wörld"]),
             ("Hell".to_string(), true)
         );
+        let mut s = StopStrings::new(vec!["o w".into(), "wö".into()], false);
+        s.push("Hello wörld");
+        assert_eq!(s.matched(), Some("o w"));
         assert_eq!(run(&[""], false, &["abc"]), ("abc".to_string(), false));
     }
 }
