@@ -99,6 +99,7 @@ fn server(parser: &str, reasoning: &str) -> String {
             reasoning_parser: reasoning.into(),
             tool_call_parser: parser.into(),
             states: Arc::new(StateCodec::new(Some("test key"), 64)),
+            ..Default::default()
         },
         ..Default::default()
     };

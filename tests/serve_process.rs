@@ -275,6 +275,9 @@ fn bad_flag_values_are_refused_at_startup() {
     for (args, flag) in [
         (&["--workers", "0"][..], "--workers"),
         (&["--memory-release-ms", "-2"][..], "--memory-release-ms"),
+        (&["--max-logprobs", "-2"][..], "--max-logprobs"),
+        (&["--tool-call-parser", "nope"][..], "--tool-call-parser"),
+        (&["--reasoning-parser", "nope"][..], "--reasoning-parser"),
         (
             &["--header-read-timeout-secs=-1"][..],
             "--header-read-timeout-secs",

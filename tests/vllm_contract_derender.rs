@@ -361,3 +361,145 @@ fn tds_test_completion_stop_string_is_left_out_of_the_text() {
     assert_eq!(c["text"], "one ");
     assert_eq!(c["stop_reason"], "two");
 }
+
+/// vLLM's placeholder logprobs for `ids`: each sampled token with one alternative.
+fn placeholder_logprobs(ids: &[u32]) -> Value {
+    let content: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({"token": format!("token_id:{id}"), "logprob": -1.0, "bytes": null,
+                   "top_logprobs": [{"token": format!("token_id:{}", id + 1), "logprob": -2.0, "bytes": null}]})
+        })
+        .collect();
+    json!({"content": content})
+}
+
+fn with_logprobs(token_ids: &[u32], logprobs: Value) -> Value {
+    json!({"request_id": "chatcmpl-test-id", "choices": [{"index": 0, "token_ids": token_ids, "finish_reason": "stop", "logprobs": logprobs}]})
+}
+
+#[test]
+fn tdd_test_derender_chat_logprobs_bytes_and_top_logprobs() {
+    // test_derender_chat_logprobs, ..._logprobs_bytes, ..._top_logprobs.
+    let hello = ids("Hello");
+    let body = json!({"model": "qwen3", "generate_response": with_logprobs(&hello, placeholder_logprobs(&hello))});
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 200, "{out}");
+    let entry = &out["choices"][0]["logprobs"]["content"][0];
+    let token = entry["token"].as_str().unwrap();
+    assert!(!token.starts_with("token_id:"), "{entry}");
+    assert_eq!(token, "Hello");
+    let bytes: Vec<u8> = serde_json::from_value(entry["bytes"].clone()).unwrap();
+    assert_eq!(bytes, b"Hello");
+    let top = entry["top_logprobs"].as_array().unwrap();
+    assert_eq!(top.len(), 1);
+    assert!(!top[0]["token"].as_str().unwrap().starts_with("token_id:"));
+}
+
+#[test]
+fn tdd_test_derender_completion_logprobs() {
+    let hello = ids("Hello");
+    let body = json!({"model": "qwen3", "generate_responses": [with_logprobs(&hello, placeholder_logprobs(&hello))]});
+    let (code, out) = post(COMPLETION, &body);
+    assert_eq!(code, 200, "{out}");
+    let lp = &out["choices"][0]["logprobs"];
+    assert_eq!(lp["tokens"], json!(["Hello"]));
+    assert!(lp["token_logprobs"][0].is_f64());
+    assert_eq!(lp["text_offset"], json!([0]));
+}
+
+#[test]
+fn tdd_test_derender_chat_oversized_logprobs_rejected() {
+    let entries: Vec<Value> = (0..1_000_000)
+        .map(|_| json!({"token": "x", "logprob": -1.0}))
+        .collect();
+    let body = json!({"model": "qwen3", "generate_response": with_logprobs(&[42], json!({"content": entries}))});
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 400, "{out}");
+    assert!(
+        error_message(&out).contains("logprobs.content length"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tdd_test_derender_chat_oversized_top_logprobs_rejected() {
+    let tops: Vec<Value> = (0..25)
+        .map(|i| json!({"token": format!("token_id:{i}"), "logprob": -1.0}))
+        .collect();
+    let lp = json!({"content": [{"token": "token_id:42", "logprob": -1.0, "top_logprobs": tops}]});
+    let body = json!({"model": "qwen3", "generate_response": with_logprobs(&[42], lp)});
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 400, "{out}");
+    let msg = error_message(&out);
+    assert!(
+        msg.contains("top_logprobs count") && msg.contains("max_logprobs"),
+        "{out}"
+    );
+}
+
+/// vLLM's `test_generate_logprobs_conversion.py` (integer IDs): order kept, bytes of the
+/// text, and a character split across two byte tokens: the first half is `""` with no
+/// bytes, the second the whole character, completed from the first as context.
+#[test]
+fn tglc_integer_logprobs_and_a_character_split_across_byte_tokens() {
+    let model = llm_render::model::Model::load_dir(
+        "qwen3",
+        &common::fixtures().join("models/qwen3"),
+        &Default::default(),
+    )
+    .unwrap();
+    // Byte-level BPE writes byte 0xC3 as 'Ã' and 0xA9 as '©': "é" is the two of them.
+    let first = model.tokenizer.token_to_id("Ã").unwrap();
+    let second = model.tokenizer.token_to_id("©").unwrap();
+    let ok = ids("ok")[0];
+    let lp = json!({"content": [
+        {"token_id": ok, "logprob": -0.5, "rank": 1, "top_logprobs": [
+            {"token_id": ok, "logprob": -0.5, "rank": 1}, {"token_id": first, "logprob": -3.0, "rank": 2}]},
+        {"token_id": first, "logprob": -0.1, "rank": 1, "top_logprobs": []},
+        {"token_id": second, "logprob": -0.2, "rank": 1, "top_logprobs": []}
+    ]});
+    let body =
+        json!({"model": "qwen3", "generate_response": with_logprobs(&[ok, first, second], lp)});
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 200, "{out}");
+    let content = &out["choices"][0]["logprobs"]["content"];
+    assert_eq!(content[0]["token"], "ok");
+    assert_eq!(content[0]["bytes"], json!(b"ok".to_vec()));
+    assert_eq!(content[0]["top_logprobs"][0]["token"], "ok");
+    assert_eq!(content[0]["top_logprobs"][1]["logprob"], -3.0);
+    assert_eq!(content[1]["token"], "");
+    assert_eq!(content[1]["bytes"], json!([]));
+    assert_eq!(content[2]["token"], "é");
+    assert_eq!(content[2]["bytes"], json!("é".as_bytes().to_vec()));
+    assert_eq!(out["choices"][0]["message"]["content"], "oké");
+}
+
+/// Logprobs streamed one entry per chunk resolve as in one shot: the split character's
+/// context travels in the stream state.
+#[test]
+fn streamed_logprobs_carry_their_context_across_chunks() {
+    let model = llm_render::model::Model::load_dir(
+        "qwen3",
+        &common::fixtures().join("models/qwen3"),
+        &Default::default(),
+    )
+    .unwrap();
+    let first = model.tokenizer.token_to_id("Ã").unwrap();
+    let second = model.tokenizer.token_to_id("©").unwrap();
+    let mut state = Value::Null;
+    let mut tokens = Vec::new();
+    for (i, id) in [first, second].into_iter().enumerate() {
+        let lp = json!({"content": [{"token_id": id, "logprob": -0.1, "top_logprobs": []}]});
+        let finish = if i == 1 { json!("stop") } else { Value::Null };
+        let body = json!({"model": "qwen3", "stream": true, "stream_state": state,
+            "generate_chunk": {"request_id": "cmpl-s", "choices": [{"index": 0, "token_ids": [id], "finish_reason": finish, "logprobs": lp}]}});
+        let (code, out) = post(COMPLETION, &body);
+        assert_eq!(code, 200, "{out}");
+        state = out["stream_state"].clone();
+        let lp = &out["chunk"]["choices"][0]["logprobs"];
+        tokens.push(lp["tokens"][0].clone());
+        assert_eq!(lp["text_offset"], json!([0]), "{lp}");
+    }
+    assert_eq!(tokens, [json!(""), json!("é")]);
+}

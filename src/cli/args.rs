@@ -119,6 +119,10 @@ pub struct ParserArgs {
     /// Stream states kept in memory for the fast path (0: none).
     #[arg(long, default_value_t = 16384)]
     pub derender_state_cache: usize,
+    /// The most alternatives (`top_logprobs`) one logprobs entry of the engine's output may
+    /// carry; more get a 400 (-1: unbounded). As vLLM's flag.
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+    pub max_logprobs: i64,
 }
 
 /// `--reasoning-parser`'s help, from the parsers' table.
@@ -154,6 +158,9 @@ impl ParserArgs {
                 "--reasoning-parser {rp:?}: expected auto, none, tags:<start>,<end> or one of {names:?}"
             );
         }
+        if self.max_logprobs < -1 {
+            anyhow::bail!("--max-logprobs must be -1 (unbounded) or a count");
+        }
         let tp = self.tool_call_parser.as_str();
         if !matches!(tp, "auto" | "none") && !TOOL_PARSERS.iter().any(|e| e.name == tp) {
             let names: Vec<_> = TOOL_PARSERS.iter().map(|e| e.name).collect();
@@ -170,6 +177,7 @@ impl ParserArgs {
                 self.derender_state_key.as_deref(),
                 self.derender_state_cache,
             )),
+            max_logprobs: usize::try_from(self.max_logprobs).ok(),
         }
     }
 }

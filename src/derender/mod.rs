@@ -2,11 +2,13 @@
 //!
 //! * `detok.rs`: the incremental detokenizer (UTF-8 safe; equal to `decode` at every split).
 //! * `stop.rs`: stop strings, held back across chunks.
+//! * `logprobs.rs`: the engine's logprobs (token IDs) → OpenAI's (token text and bytes).
 //! * `session.rs`: one choice's pipeline and its resumable state.
 //! * `state.rs`: the signed stream state carried by the client, and its cache.
 //! * `request.rs` / `respond.rs`: the derender routes' request and response shapes.
 
 mod detok;
+mod logprobs;
 mod request;
 mod respond;
 mod session;

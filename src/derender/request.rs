@@ -35,6 +35,9 @@ pub struct GeneratedChoice {
     /// Absent in a whole response means `stop`, as vLLM's model defaults it.
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// The engine's logprobs (`derender::logprobs` reads both of vLLM's forms).
+    #[serde(default)]
+    pub logprobs: Option<Value>,
 }
 
 impl GeneratedChoice {
@@ -122,6 +125,9 @@ pub struct DerenderConfig {
     /// `--tool-call-parser`: a name, `auto` (by model name) or `none`.
     pub tool_call_parser: String,
     pub states: Arc<StateCodec>,
+    /// `--max-logprobs`: the most alternatives one logprobs entry may carry (`None`:
+    /// unbounded), as vLLM's flag of that name (default 20).
+    pub max_logprobs: Option<usize>,
 }
 
 impl Default for DerenderConfig {
@@ -130,6 +136,7 @@ impl Default for DerenderConfig {
             reasoning_parser: "auto".into(),
             tool_call_parser: "auto".into(),
             states: Arc::new(StateCodec::new(None, 0)),
+            max_logprobs: Some(20),
         }
     }
 }

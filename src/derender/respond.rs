@@ -17,8 +17,10 @@
 //! * `usage` is always in a non-stream response; a stream's last chunk carries it when the
 //!   request sets `stream_options.include_usage`.
 
+use super::logprobs;
 use super::request::{
-    new_choice, options, schemas, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
+    new_choice, options, schemas, DerenderConfig, DerenderRequest, GenerateResponse,
+    GeneratedChoice, Kind,
 };
 use super::session::{ChoiceState, Delta};
 use super::state::StreamState;
@@ -89,7 +91,7 @@ pub fn derender(
         ));
     }
     let (field, responses) = req.responses(kind)?;
-    check_bounds(model, field, responses)?;
+    check_bounds(model, field, responses, cfg.max_logprobs)?;
     req.check_prompts(responses.len(), model.max_model_len)?;
     one_shot(model, req, cfg, kind, responses)
 }
@@ -101,6 +103,7 @@ fn check_bounds(
     model: &Model,
     field: &str,
     responses: &[GenerateResponse],
+    max_logprobs: Option<usize>,
 ) -> Result<(), RequestError> {
     if responses.len() > MAX_SEQUENCES {
         return Err(RequestError::invalid(
@@ -144,6 +147,10 @@ fn check_bounds(
                 ));
             }
             check_ids(model, &at, ci, c.ids())?;
+            if let Some(lp) = &c.logprobs {
+                let at = format!("{at}.choices[{ci}].logprobs");
+                logprobs::check_bounds(lp, &at, c.index, model.max_model_len, max_logprobs)?;
+            }
         }
     }
     Ok(())
@@ -189,7 +196,8 @@ fn one_shot(
             let finish = c.finish_reason.as_deref().unwrap_or("stop");
             let delta = st.advance(model, &opts, c.ids(), Some(finish))?;
             completion += st.tokens;
-            choices.push(whole_choice(kind, &id, &st, delta));
+            let lp = choice_logprobs(model, kind, original, &mut st, c, "logprobs")?;
+            choices.push(whole_choice(kind, &id, &st, delta, lp));
         }
     }
     let mut out = json!({
@@ -282,7 +290,8 @@ fn stream_chunk(
                 .clone()
         });
         let delta = st.advance(model, &state.opts, c.ids(), c.finish_reason.as_deref())?;
-        out_choices.push(chunk_choice(kind, &state.id, st, delta));
+        let lp = choice_logprobs(model, kind, original, st, c, "generate_chunk.logprobs")?;
+        out_choices.push(chunk_choice(kind, &state.id, st, delta, lp));
         st.role_sent = true;
     }
     for st in &state.choices {
@@ -308,11 +317,39 @@ fn stream_chunk(
     Ok(json!({"chunk": chunk, "stream_state": token}))
 }
 
+/// A choice's logprobs in the response's form (`null` when the engine sent none): chat's
+/// cut to the request's `top_logprobs`, or completions' lists. The choice carries the
+/// context and offset from one chunk to the next.
+fn choice_logprobs(
+    model: &Model,
+    kind: Kind,
+    original: &Map<String, Value>,
+    st: &mut ChoiceState,
+    c: &GeneratedChoice,
+    at: &str,
+) -> Result<Value, RequestError> {
+    let Some(lp) = c.logprobs.as_ref().filter(|l| !l.is_null()) else {
+        return Ok(Value::Null);
+    };
+    let top = match kind {
+        Kind::Chat => original
+            .get("top_logprobs")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize),
+        Kind::Completion => None,
+    };
+    let chat = logprobs::resolve(model, lp, at, &mut st.logprob_context, top)?;
+    Ok(match kind {
+        Kind::Chat => chat,
+        Kind::Completion => logprobs::completion_form(&chat, &mut st.logprob_offset),
+    })
+}
+
 /// A non-stream choice.
-fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
+fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta, logprobs: Value) -> Value {
     let finish = d.finish_reason.unwrap_or_else(|| "stop".into());
     if kind == Kind::Completion {
-        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": finish, "stop_reason": d.stop_reason});
+        return json!({"index": st.index, "text": d.content, "logprobs": logprobs, "finish_reason": finish, "stop_reason": d.stop_reason});
     }
     let calls: Vec<Value> = llm_render_parsers::Parsed {
         content: String::new(),
@@ -348,16 +385,16 @@ fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
             "reasoning": reasoning,
             "tool_calls": calls,
         },
-        "logprobs": null,
+        "logprobs": logprobs,
         "finish_reason": finish,
         "stop_reason": d.stop_reason,
     })
 }
 
 /// A stream chunk's choice: only what this chunk adds.
-fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
+fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta, logprobs: Value) -> Value {
     if kind == Kind::Completion {
-        return json!({"index": st.index, "text": d.content, "logprobs": null, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason});
+        return json!({"index": st.index, "text": d.content, "logprobs": logprobs, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason});
     }
     let mut delta = Map::new();
     if !st.role_sent {
@@ -382,5 +419,5 @@ fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta) -> Value {
             .collect();
         delta.insert("tool_calls".into(), Value::Array(calls));
     }
-    json!({"index": st.index, "delta": delta, "logprobs": null, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason})
+    json!({"index": st.index, "delta": delta, "logprobs": logprobs, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason})
 }

@@ -54,6 +54,12 @@ pub struct ChoiceState {
     /// Whether the role delta was sent.
     pub role_sent: bool,
     pub done: bool,
+    /// The last sampled IDs of the logprobs so far (a split character's context, see
+    /// `derender::logprobs`), and the text offset the next completion logprob starts at.
+    #[serde(default)]
+    pub logprob_context: Vec<u32>,
+    #[serde(default)]
+    pub logprob_offset: usize,
 }
 
 impl ChoiceState {
@@ -73,6 +79,8 @@ impl ChoiceState {
             tokens: 0,
             role_sent: false,
             done: false,
+            logprob_context: Vec::new(),
+            logprob_offset: 0,
         }
     }
 
