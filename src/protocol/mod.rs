@@ -9,6 +9,7 @@ mod message;
 mod requests;
 mod sampling;
 mod text;
+mod validate;
 
 pub use generate::{GenerateRequest, ModelCard, ModelList};
 pub use ids::{request_id, unix_now};

@@ -56,6 +56,22 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
     };
     let path = err.path().to_string();
     let inner = err.into_inner();
+    // A required field left out: name it (`messages`, or `x.messages` below the top).
+    let text = inner.to_string();
+    if let Some(field) = text
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split('`').next())
+    {
+        let param = if path == "." {
+            field.to_string()
+        } else {
+            format!("{path}.{field}")
+        };
+        return RequestError::InvalidRequest {
+            message: format!("{param}: Field required"),
+            param: Some(param),
+        };
+    }
     if inner.is_syntax() || inner.is_eof() || path == "." {
         RequestError::InvalidRequest {
             message: format!("invalid JSON body: {inner}"),
@@ -114,6 +130,9 @@ with_sampling_fields! {
     /// **(ext)** Adds `block_hashes` of the rendered token IDs to the response.
     #[serde(default)]
     pub return_block_hashes: Option<crate::hashing::HashRequest>,
+    /// Refused (400), as vLLM's render refuses it.
+    #[serde(default)]
+    pub use_beam_search: bool,
 }
 }
 
@@ -143,6 +162,9 @@ with_sampling_fields! {
     /// **(ext)** Adds `block_hashes` of each prompt's token IDs to its response.
     #[serde(default)]
     pub return_block_hashes: Option<crate::hashing::HashRequest>,
+    /// Refused (400), as vLLM's render refuses it.
+    #[serde(default)]
+    pub suffix: Option<Value>,
 }
 }
 

@@ -39,6 +39,10 @@ macro_rules! with_sampling_fields {
             #[serde(default)] pub include_stop_str_in_output: Option<bool>,
             #[serde(default)] pub min_tokens: Option<u64>,
             #[serde(default)] pub ignore_eos: Option<bool>,
+            /// OpenAI's `text`, `json_object`, `json_schema`; vLLM's `structural_tag`.
+            #[serde(default)] pub response_format: Option<serde_json::Value>,
+            /// vLLM's `StructuredOutputsParams` (`json`, `regex`, `choice`, `grammar`, …).
+            #[serde(default)] pub structured_outputs: Option<serde_json::Value>,
         }
 
         impl $name {
@@ -66,6 +70,8 @@ macro_rules! with_sampling_fields {
                     include_stop_str_in_output: self.include_stop_str_in_output,
                     min_tokens: self.min_tokens,
                     ignore_eos: self.ignore_eos,
+                    response_format: self.response_format.clone(),
+                    structured_outputs: self.structured_outputs.clone(),
                 }
             }
         }
@@ -97,6 +103,8 @@ pub struct SamplingFields {
     pub include_stop_str_in_output: Option<bool>,
     pub min_tokens: Option<u64>,
     pub ignore_eos: Option<bool>,
+    pub response_format: Option<serde_json::Value>,
+    pub structured_outputs: Option<serde_json::Value>,
 }
 
 /// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`.
@@ -121,4 +129,8 @@ pub struct SamplingParams {
     pub skip_special_tokens: bool,
     pub spaces_between_special_tokens: bool,
     pub include_stop_str_in_output: bool,
+    /// vLLM's `StructuredOutputsParams`, from `response_format` and `structured_outputs`;
+    /// absent when the request constrains nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_outputs: Option<serde_json::Value>,
 }

@@ -46,6 +46,7 @@ pub fn render_chat(
     opts: &RenderOptions,
     media: Option<&FetchedMedia>,
 ) -> Result<(GenerateRequest, Timings), RequestError> {
+    req.validate()?;
     let rendered = render_chat_prompt(model, req, opts, media)?;
     let timings = rendered.timings;
     Ok((generate_request(model, req, rendered)?, timings))

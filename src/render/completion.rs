@@ -81,6 +81,7 @@ pub fn render_completion(
     model: &Model,
     req: &CompletionRequest,
 ) -> Result<(Vec<GenerateRequest>, Timings), RequestError> {
+    req.validate()?;
     let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
     let list = prompts(&req.prompt)?;
     let sampling = req.sampling();

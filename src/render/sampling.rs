@@ -11,6 +11,9 @@ use crate::protocol::{SamplingFields, SamplingParams, StopSpec};
 /// vLLM's `_SAMPLING_EPS`: below it, temperature means greedy decoding.
 const SAMPLING_EPS: f64 = 1e-5;
 
+/// vLLM's `VLLM_MAX_N_SEQUENCES` default: the most sequences one request may ask for.
+const MAX_N: usize = 16384;
+
 /// The message is built only on failure: formatting floats on every request for checks that
 /// pass cost ~1 µs, a twentieth of a small render.
 fn check(ok: bool, param: &str, message: impl FnOnce() -> String) -> Result<(), RequestError> {
@@ -56,6 +59,7 @@ pub fn build_sampling_params(
         skip_special_tokens: f.skip_special_tokens.unwrap_or(true),
         spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
+        structured_outputs: structured_outputs(f)?,
     };
     verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
     if p.temperature < SAMPLING_EPS {
@@ -65,6 +69,87 @@ pub fn build_sampling_params(
         p.min_p = 0.0;
     }
     Ok(p)
+}
+
+/// The constraint kinds of vLLM's `StructuredOutputsParams`, of which exactly one is set.
+const CONSTRAINTS: [&str; 6] = [
+    "json",
+    "regex",
+    "choice",
+    "grammar",
+    "json_object",
+    "structural_tag",
+];
+
+/// `sampling_params.structured_outputs` as vLLM's `structured_outputs_from_response_format`
+/// builds it: the request's `structured_outputs`, with `response_format` laid over it
+/// (`json_object` → `json_object: true`, `json_schema` → `json: <schema>`, `structural_tag`
+/// → the format as a JSON string, written as Python's `json.dumps` writes it), then held to
+/// exactly one constraint. Written with every field of vLLM's dataclass.
+fn structured_outputs(f: &SamplingFields) -> Result<Option<serde_json::Value>, RequestError> {
+    use serde_json::{json, Value};
+    let base = f.structured_outputs.as_ref().filter(|v| !v.is_null());
+    let format = f.response_format.as_ref().filter(|v| !v.is_null());
+    let overlay = match format.and_then(|r| r.get("type")).and_then(Value::as_str) {
+        Some("json_object") => Some(("json_object", json!(true))),
+        Some("json_schema") => Some((
+            "json",
+            format
+                .and_then(|r| r.get("json_schema"))
+                .and_then(|s| s.get("schema"))
+                .cloned()
+                .unwrap_or(Value::Null),
+        )),
+        Some("structural_tag") => {
+            let mut text = String::new();
+            if let Some(r) = format {
+                llm_render_parsers::pyjson::write_json(&mut text, r);
+            }
+            Some(("structural_tag", Value::String(text)))
+        }
+        _ => None,
+    };
+    if base.is_none() && overlay.is_none() {
+        return Ok(None);
+    }
+    let mut out = json!({
+        "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
+        "disable_any_whitespace": false, "disable_additional_properties": false,
+        "whitespace_pattern": null, "structural_tag": null,
+    });
+    if let Some(base) = base {
+        let Some(obj) = base.as_object() else {
+            return Err(RequestError::invalid(
+                "structured_outputs",
+                "structured_outputs must be an object",
+            ));
+        };
+        for (k, v) in obj {
+            if out.get(k).is_none() {
+                return Err(RequestError::invalid(
+                    format!("structured_outputs.{k}"),
+                    format!("structured_outputs has no field `{k}`"),
+                ));
+            }
+            out[k] = v.clone();
+        }
+    }
+    if let Some((k, v)) = overlay {
+        out[k] = v;
+    }
+    let set = CONSTRAINTS
+        .iter()
+        .filter(|k| !out[**k].is_null() && out[**k] != json!(false))
+        .count();
+    if set != 1 {
+        let message = if set == 0 {
+            "You must use one kind of structured outputs constraint but none are specified"
+        } else {
+            "You can only use one kind of structured outputs constraint but multiple are specified"
+        };
+        return Err(RequestError::invalid("structured_outputs", message));
+    }
+    Ok(Some(out))
 }
 
 /// vLLM's `get_max_tokens`: the smallest of the room left in the context, the request's
@@ -128,6 +213,13 @@ fn verify(p: &SamplingParams, requested: Option<u64>) -> Result<(), RequestError
     check(p.n >= 1, "n", || {
         format!("n must be at least 1, got {}", p.n)
     })?;
+    check(p.n as usize <= MAX_N, "n", || {
+        format!(
+            "n must be at most {MAX_N}, got {}. To increase this limit, set the \
+             VLLM_MAX_N_SEQUENCES environment variable.",
+            p.n
+        )
+    })?;
     for (name, v) in [
         ("presence_penalty", p.presence_penalty),
         ("frequency_penalty", p.frequency_penalty),
@@ -151,6 +243,12 @@ fn verify(p: &SamplingParams, requested: Option<u64>) -> Result<(), RequestError
         "temperature",
         || format!("temperature must be non-negative, got {}", p.temperature),
     )?;
+    check(p.temperature <= 2.0, "temperature", || {
+        format!("temperature must be in [0, 2], got {}.", p.temperature)
+    })?;
+    check(p.temperature >= SAMPLING_EPS || p.n == 1, "n", || {
+        format!("n must be 1 when using greedy sampling, got {}.", p.n)
+    })?;
     check(p.top_p > 0.0 && p.top_p <= 1.0, "top_p", || {
         format!("top_p must be in (0, 1], got {}", p.top_p)
     })?;

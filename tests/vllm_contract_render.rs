@@ -1,0 +1,368 @@
+//! vLLM's render API tests and request validators, as cases against our server on
+//! loopback. `tr_…` tests transcribe `tests/entrypoints/scale_out/render/test_render.py`
+//! (vllm-project/vllm) under their names; `v_…` tests hold us to a validator of vLLM
+//! 0.33's `ChatCompletionRequest` / `CompletionRequest` / `SamplingParams` (named after it),
+//! with vLLM's message and the field as `param`. vLLM runs its tests on a tiny Llama; here the
+//! model is the Qwen3 fixture. The render tests we cannot pass yet (Messages and Responses
+//! routes, token offsets, assistant token masks) are listed in `docs/api.md`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{client, golden_server};
+use serde_json::{json, Value};
+
+fn post(path: &str, body: &Value) -> (u16, Value) {
+    let r = client()
+        .post(format!("{}{path}", golden_server()))
+        .json(body)
+        .send()
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+const CHAT: &str = "/v1/chat/completions/render";
+const COMPLETION: &str = "/v1/completions/render";
+
+fn chat(extra: Value) -> Value {
+    let mut body = json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hello"}]});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    body
+}
+
+/// A 400 whose `param` is `param` and whose message contains `needle`.
+fn refused(got: (u16, Value), param: Option<&str>, needle: &str) {
+    let (code, out) = got;
+    assert_eq!(code, 400, "{out}");
+    assert_eq!(out["error"]["param"], json!(param), "{out}");
+    let msg = out["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains(needle), "{msg:?} lacks {needle:?}");
+}
+
+#[test]
+fn tr_test_completion_render_basic() {
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "Hello world"}),
+    );
+    assert_eq!(code, 200, "{out}");
+    let first = &out.as_array().unwrap()[0];
+    assert!(!first["token_ids"].as_array().unwrap().is_empty());
+    assert!(first["sampling_params"].is_object());
+    assert_eq!(first["model"], "qwen3");
+    assert!(first["request_id"].as_str().unwrap().starts_with("cmpl-"));
+}
+
+#[test]
+fn tr_test_chat_completion_render_basic() {
+    let (code, out) = post(CHAT, &chat(json!({})));
+    assert_eq!(code, 200, "{out}");
+    assert!(out["token_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(Value::is_u64));
+    assert!(out["request_id"].as_str().unwrap().starts_with("chatcmpl-"));
+}
+
+#[test]
+fn tr_test_completion_render_multiple_prompts() {
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": ["Hello world", "Goodbye world"]}),
+    );
+    assert_eq!(code, 200, "{out}");
+    let list = out.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    for g in list {
+        for key in ["token_ids", "sampling_params", "model", "request_id"] {
+            assert!(g.get(key).is_some(), "{key}: {g}");
+        }
+        assert!(g["request_id"].as_str().unwrap().starts_with("cmpl-"));
+    }
+}
+
+#[test]
+fn tr_test_chat_completion_render_multi_turn() {
+    let body = json!({"model": "qwen3", "messages": [
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "How are you?"}]});
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 200, "{out}");
+    assert!(!out["token_ids"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn tr_test_chat_completion_render_with_stream_true() {
+    let options = json!({"include_usage": true, "continuous_usage_stats": true});
+    let (code, out) = post(
+        CHAT,
+        &chat(json!({"stream": true, "stream_options": options})),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["stream"], true);
+    assert_eq!(out["stream_options"], options);
+}
+
+#[test]
+fn tr_test_render_error_invalid_model() {
+    // test_completion_render_error_invalid_model, test_chat_completion_render_error_invalid_model
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "invalid-model-name", "prompt": "x"}),
+    );
+    assert_eq!(code, 404);
+    assert!(out.get("error").is_some());
+    let (code, out) = post(CHAT, &chat(json!({"model": "invalid-model-name"})));
+    assert_eq!(code, 404);
+    assert!(out.get("error").is_some());
+}
+
+#[test]
+fn tr_test_chat_completion_render_with_sampling_params() {
+    let body = chat(json!({"temperature": 0.123, "top_p": 0.456, "frequency_penalty": 1.1}));
+    let (code, out) = post(CHAT, &body);
+    assert_eq!(code, 200, "{out}");
+    let sp = &out["sampling_params"];
+    assert_eq!(sp["temperature"], 0.123);
+    assert_eq!(sp["top_p"], 0.456);
+    assert_eq!(sp["frequency_penalty"], 1.1);
+    assert!(sp.get("_all_stop_token_ids").is_none());
+}
+
+#[test]
+fn v_a_request_without_messages_names_the_field() {
+    refused(
+        post(CHAT, &json!({"model": "qwen3"})),
+        Some("messages"),
+        "messages",
+    );
+}
+
+#[test]
+fn v_check_cache_salt_support() {
+    for bad in ["", "a/b", "a@b"] {
+        refused(
+            post(CHAT, &chat(json!({"cache_salt": bad}))),
+            Some("cache_salt"),
+            "cache_salt",
+        );
+    }
+    refused(
+        post(
+            COMPLETION,
+            &json!({"model": "qwen3", "prompt": "x", "cache_salt": "x".repeat(129)}),
+        ),
+        Some("cache_salt"),
+        "at most 128 characters",
+    );
+    assert_eq!(post(CHAT, &chat(json!({"cache_salt": "tenant-7"}))).0, 200);
+}
+
+#[test]
+fn v_validate_response_format() {
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"response_format": {"type": "json_schema"}})),
+        ),
+        Some("response_format"),
+        "the 'json_schema' field must be provided",
+    );
+    refused(
+        post(CHAT, &chat(json!({"response_format": {"type": "yaml"}}))),
+        Some("response_format.type"),
+        "response_format.type",
+    );
+}
+
+#[test]
+fn v_validate_stream_options() {
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"stream_options": {"include_usage": true}})),
+        ),
+        Some("stream_options"),
+        "Stream options can only be defined when `stream=True`.",
+    );
+    refused(
+        post(
+            COMPLETION,
+            &json!({"model": "qwen3", "prompt": "x", "stream_options": {"include_usage": true}}),
+        ),
+        Some("stream_options"),
+        "stream=True",
+    );
+}
+
+#[test]
+fn v_check_logprobs() {
+    refused(
+        post(CHAT, &chat(json!({"top_logprobs": 3}))),
+        Some("top_logprobs"),
+        "`logprobs` must be set to true",
+    );
+    refused(
+        post(CHAT, &chat(json!({"stream": true, "prompt_logprobs": 1}))),
+        Some("prompt_logprobs"),
+        "not available when `stream=True`",
+    );
+    assert_eq!(
+        post(CHAT, &chat(json!({"logprobs": true, "top_logprobs": 3}))).0,
+        200
+    );
+}
+
+#[test]
+fn v_check_structured_outputs_count() {
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"structured_outputs": {"regex": "a+", "choice": ["a", "b"]}})),
+        ),
+        None,
+        "only use one kind of constraints",
+    );
+}
+
+fn weather() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}])
+}
+
+#[test]
+fn v_check_tool_usage() {
+    refused(
+        post(CHAT, &chat(json!({"tools": []}))),
+        Some("tools"),
+        "must not be an empty array",
+    );
+    refused(
+        post(CHAT, &chat(json!({"tool_choice": "auto"}))),
+        Some("tool_choice"),
+        "When using `tool_choice`, `tools` must be set.",
+    );
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"tools": weather(), "tool_choice": "sometimes"})),
+        ),
+        Some("tool_choice"),
+        "Invalid value for `tool_choice`",
+    );
+    refused(
+        post(
+            CHAT,
+            &chat(
+                json!({"tools": weather(), "tool_choice": {"type": "function", "function": {"name": "nope"}}}),
+            ),
+        ),
+        Some("tool_choice"),
+        "does not match any of the specified `tools`",
+    );
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"tools": weather(), "tool_choice": {"type": "function", "function": {}}})),
+        ),
+        Some("tool_choice.function.name"),
+        "Expected field `name`",
+    );
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"tools": [{"type": "function", "function": {"parameters": {}}}]})),
+        ),
+        Some("tools[0].function.name"),
+        "tools[0].function.name",
+    );
+    let named = json!({"tools": weather(), "tool_choice": {"type": "function", "function": {"name": "get_weather"}}});
+    assert_eq!(post(CHAT, &chat(named)).0, 200);
+}
+
+#[test]
+fn v_transfer_params_are_objects() {
+    refused(
+        post(CHAT, &chat(json!({"kv_transfer_params": "remote"}))),
+        Some("kv_transfer_params"),
+        "valid dictionary",
+    );
+}
+
+#[test]
+fn v_render_refuses_beam_search_and_suffix() {
+    refused(
+        post(CHAT, &chat(json!({"use_beam_search": true}))),
+        Some("use_beam_search"),
+        "Beam search is not supported by the render endpoint",
+    );
+    refused(
+        post(
+            COMPLETION,
+            &json!({"model": "qwen3", "prompt": "x", "suffix": "y"}),
+        ),
+        Some("suffix"),
+        "suffix is not currently supported",
+    );
+}
+
+#[test]
+fn v_sampling_params_verify_args() {
+    refused(
+        post(CHAT, &chat(json!({"temperature": 2.5}))),
+        Some("temperature"),
+        "temperature must be in [0, 2], got 2.5.",
+    );
+    refused(
+        post(CHAT, &chat(json!({"n": 20000}))),
+        Some("n"),
+        "n must be at most 16384",
+    );
+    refused(
+        post(CHAT, &chat(json!({"n": 2, "temperature": 0}))),
+        Some("n"),
+        "n must be 1 when using greedy sampling, got 2.",
+    );
+}
+
+#[test]
+fn v_structured_outputs_from_response_format() {
+    let (code, out) = post(
+        CHAT,
+        &chat(json!({"response_format": {"type": "json_object"}})),
+    );
+    assert_eq!(code, 200, "{out}");
+    let so = &out["sampling_params"]["structured_outputs"];
+    assert_eq!(so["json_object"], true, "{so}");
+    assert_eq!(so["json"], Value::Null);
+    let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+    let rf = json!({"type": "json_schema", "json_schema": {"name": "x", "schema": schema}});
+    let (code, out) = post(CHAT, &chat(json!({"response_format": rf})));
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["sampling_params"]["structured_outputs"]["json"], schema);
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "x", "structured_outputs": {"regex": "[0-9]+"}}),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(
+        out[0]["sampling_params"]["structured_outputs"]["regex"],
+        "[0-9]+"
+    );
+    // Plain requests constrain nothing and carry no key.
+    let (_, out) = post(CHAT, &chat(json!({})));
+    assert!(out["sampling_params"].get("structured_outputs").is_none());
+    refused(
+        post(
+            CHAT,
+            &chat(
+                json!({"response_format": {"type": "json_object"}, "structured_outputs": {"regex": "a"}}),
+            ),
+        ),
+        Some("structured_outputs"),
+        "only use one kind of structured outputs constraint",
+    );
+}
