@@ -438,20 +438,25 @@ fn tdd_test_derender_chat_oversized_top_logprobs_rejected() {
     );
 }
 
-/// vLLM's `test_generate_logprobs_conversion.py` (integer IDs): order kept, bytes of the
-/// text, and a character split across two byte tokens: the first half is `""` with no
-/// bytes, the second the whole character, completed from the first as context.
-#[test]
-fn tglc_integer_logprobs_and_a_character_split_across_byte_tokens() {
+/// The two byte tokens of "é" in the Qwen3 fixture: byte-level BPE writes byte 0xC3 as 'Ã'
+/// and 0xA9 as '©'.
+fn split_e() -> (u32, u32) {
     let model = llm_render::model::Model::load_dir(
         "qwen3",
         &common::fixtures().join("models/qwen3"),
         &Default::default(),
     )
     .unwrap();
-    // Byte-level BPE writes byte 0xC3 as 'Ã' and 0xA9 as '©': "é" is the two of them.
-    let first = model.tokenizer.token_to_id("Ã").unwrap();
-    let second = model.tokenizer.token_to_id("©").unwrap();
+    let id = |t: &str| model.tokenizer.token_to_id(t).unwrap();
+    (id("Ã"), id("©"))
+}
+
+/// vLLM's `test_generate_logprobs_conversion.py` (integer IDs): order kept, bytes of the
+/// text, and a character split across two byte tokens: the first half is `""` with no
+/// bytes, the second the whole character, completed from the first as context.
+#[test]
+fn tglc_integer_logprobs_and_a_character_split_across_byte_tokens() {
+    let (first, second) = split_e();
     let ok = ids("ok")[0];
     let lp = json!({"content": [
         {"token_id": ok, "logprob": -0.5, "rank": 1, "top_logprobs": [
@@ -479,14 +484,7 @@ fn tglc_integer_logprobs_and_a_character_split_across_byte_tokens() {
 /// context travels in the stream state.
 #[test]
 fn streamed_logprobs_carry_their_context_across_chunks() {
-    let model = llm_render::model::Model::load_dir(
-        "qwen3",
-        &common::fixtures().join("models/qwen3"),
-        &Default::default(),
-    )
-    .unwrap();
-    let first = model.tokenizer.token_to_id("Ã").unwrap();
-    let second = model.tokenizer.token_to_id("©").unwrap();
+    let (first, second) = split_e();
     let mut state = Value::Null;
     let mut tokens = Vec::new();
     for (i, id) in [first, second].into_iter().enumerate() {
