@@ -123,6 +123,12 @@ pub struct ParserArgs {
     /// carry; more get a 400 (-1: unbounded). As vLLM's flag.
     #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
     pub max_logprobs: i64,
+    /// Stream states also carry vLLM's replay fields (output_token_ids, output_chunk_lens:
+    /// O(n) bytes) where parsers or stop strings run, so clients that keep only vLLM's
+    /// DerenderStreamState fields resume exactly [default: O(1) states; such clients get a
+    /// 400 saying so].
+    #[arg(long)]
+    pub derender_replay_state: bool,
 }
 
 /// `--reasoning-parser`'s help, from the parsers' table.
@@ -178,6 +184,7 @@ impl ParserArgs {
                 self.derender_state_cache,
             )),
             max_logprobs: usize::try_from(self.max_logprobs).ok(),
+            replay_state: self.derender_replay_state,
         }
     }
 }

@@ -5,7 +5,9 @@
 //! * `logprobs.rs`: the engine's logprobs (token IDs) → OpenAI's (token text and bytes).
 //! * `session.rs`: one choice's pipeline and its resumable state.
 //! * `state.rs`: the signed stream state carried by the client, and its cache.
-//! * `request.rs` / `respond.rs`: the derender routes' request and response shapes.
+//! * `vllm_state.rs`: `stream_state` on the wire (vLLM's object around the signed state).
+//! * `request.rs` / `respond.rs` / `stream.rs`: the derender routes' request, whole-output and
+//!   streamed responses.
 
 mod detok;
 mod logprobs;
@@ -14,6 +16,8 @@ mod respond;
 mod session;
 mod state;
 mod stop;
+mod stream;
+mod vllm_state;
 
 pub use detok::{DetokState, IncrementalDetokenizer};
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};

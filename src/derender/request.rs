@@ -63,6 +63,9 @@ pub struct GenerateResponse {
     pub kv_transfer_params: Option<Value>,
     #[serde(default)]
     pub metrics: Option<Value>,
+    /// The engine's usage (a stream's usage chunk, or `continuous_usage_stats` on each).
+    #[serde(default)]
+    pub usage: Option<Value>,
 }
 
 /// `prompt_tokens`: the prompt's token count for `usage`: one (chat, streams), or one per
@@ -98,8 +101,10 @@ pub struct DerenderRequest {
     /// The engine's next chunk (stream).
     #[serde(default)]
     pub generate_chunk: Option<GenerateResponse>,
+    /// The previous chunk's state (`vllm_state.rs`): vLLM's object, with or without our
+    /// signed field, or the signed string alone **(ext)**.
     #[serde(default)]
-    pub stream_state: Option<String>,
+    pub stream_state: Option<Value>,
     #[serde(default)]
     pub prompt_tokens: Option<PromptTokens>,
     #[serde(default)]
@@ -128,6 +133,10 @@ pub struct DerenderConfig {
     /// `--max-logprobs`: the most alternatives one logprobs entry may carry (`None`:
     /// unbounded), as vLLM's flag of that name (default 20).
     pub max_logprobs: Option<usize>,
+    /// `--derender-replay-state`: stream states also carry vLLM's replay fields
+    /// (`output_token_ids`, `output_chunk_lens`; O(n) bytes) where parsers or stop strings
+    /// run, so a client that keeps only vLLM's fields still resumes exactly.
+    pub replay_state: bool,
 }
 
 impl Default for DerenderConfig {
@@ -137,6 +146,7 @@ impl Default for DerenderConfig {
             tool_call_parser: "auto".into(),
             states: Arc::new(StateCodec::new(None, 0)),
             max_logprobs: Some(20),
+            replay_state: false,
         }
     }
 }
@@ -224,15 +234,19 @@ impl DerenderRequest {
         given.or(response.prompt_token_ids.as_deref())
     }
 
-    /// `usage.prompt_tokens` of response `i`: `prompt_tokens` as vLLM reads it, else **(ext)**
-    /// the length of its prompt IDs, else 0.
-    pub fn prompt_count(&self, i: usize, response: &GenerateResponse) -> usize {
-        let given = match &self.prompt_tokens {
+    /// `prompt_tokens` as the request gives it for response `i`.
+    pub fn given_prompt_count(&self, i: usize) -> Option<u64> {
+        match &self.prompt_tokens {
             Some(PromptTokens::One(n)) => Some(*n),
             Some(PromptTokens::Many(list)) => list.get(i).copied(),
             None => None,
-        };
-        given.map_or_else(
+        }
+    }
+
+    /// `usage.prompt_tokens` of response `i`: `prompt_tokens` as vLLM reads it, else **(ext)**
+    /// the length of its prompt IDs, else 0.
+    pub fn prompt_count(&self, i: usize, response: &GenerateResponse) -> usize {
+        self.given_prompt_count(i).map_or_else(
             || self.prompt_ids(i, response).map_or(0, <[u32]>::len),
             |n| n as usize,
         )

@@ -19,23 +19,25 @@
 
 use super::logprobs;
 use super::request::{
-    new_choice, options, schemas, DerenderConfig, DerenderRequest, GenerateResponse,
-    GeneratedChoice, Kind,
+    new_choice, options, DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind,
 };
 use super::session::{ChoiceState, Delta};
-use super::state::StreamState;
 use crate::error::RequestError;
 use crate::model::Model;
-use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
 
 /// A tool call's id: stable across chunks and replicas.
-fn call_id(response_id: &str, choice: u32, call: usize) -> String {
+pub(super) fn call_id(response_id: &str, choice: u32, call: usize) -> String {
     let h = blake3::hash(format!("{response_id}/{choice}/{call}").as_bytes());
     format!("call_{}", &h.to_hex()[..24])
 }
 
-fn check_ids(model: &Model, field: &str, ci: usize, ids: &[u32]) -> Result<(), RequestError> {
+pub(super) fn check_ids(
+    model: &Model,
+    field: &str,
+    ci: usize,
+    ids: &[u32],
+) -> Result<(), RequestError> {
     if let Some((i, id)) = ids
         .iter()
         .enumerate()
@@ -49,19 +51,7 @@ fn check_ids(model: &Model, field: &str, ci: usize, ids: &[u32]) -> Result<(), R
     Ok(())
 }
 
-fn tool_call_json(response_id: &str, choice: u32, d: &ToolCallDelta) -> Value {
-    match &d.name {
-        Some(name) => json!({
-            "index": d.index,
-            "id": d.id.clone().unwrap_or_else(|| call_id(response_id, choice, d.index)),
-            "type": "function",
-            "function": {"name": name, "arguments": d.arguments},
-        }),
-        None => json!({"index": d.index, "function": {"arguments": d.arguments}}),
-    }
-}
-
-fn usage(prompt: usize, completion: usize) -> Value {
+pub(super) fn usage(prompt: usize, completion: usize) -> Value {
     json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }
 
@@ -82,7 +72,7 @@ pub fn derender(
             check_ids(model, "generate_chunk", ci, c.ids())?;
         }
         req.check_prompts(1, model.max_model_len)?;
-        return stream_chunk(model, req, cfg, kind, chunk);
+        return super::stream::stream_chunk(model, req, cfg, kind, chunk);
     }
     if req.stream_state.is_some() {
         return Err(RequestError::invalid(
@@ -157,7 +147,7 @@ fn check_bounds(
 }
 
 /// vLLM's id prefix for a response of `kind`.
-fn id_prefix(kind: Kind) -> &'static str {
+pub(super) fn id_prefix(kind: Kind) -> &'static str {
     match kind {
         Kind::Chat => "chatcmpl",
         Kind::Completion => "cmpl",
@@ -229,98 +219,10 @@ fn one_shot(
     Ok(out)
 }
 
-/// One engine chunk of a stream: the chunk it becomes and the state to send back with the
-/// next one. The first chunk (no `stream_state`) starts the state from the request.
-fn stream_chunk(
-    model: &Model,
-    req: &DerenderRequest,
-    cfg: &DerenderConfig,
-    kind: Kind,
-    output: &GenerateResponse,
-) -> Result<Value, RequestError> {
-    let original = req.original(kind);
-    let prefix = id_prefix(kind);
-    let mut state = match &req.stream_state {
-        Some(token) => cfg.states.decode(token, &model.name)?,
-        None => StreamState {
-            model: model.name.clone(),
-            id: output
-                .request_id
-                .clone()
-                .unwrap_or_else(|| crate::protocol::request_id(prefix)),
-            created: crate::protocol::unix_now(),
-            prompt_tokens: req.prompt_count(0, output),
-            opts: options(cfg, model, kind, original),
-            choices: Vec::new(),
-        },
-    };
-    // Built once per chunk, and only if a choice's parser reads it.
-    let mut tool_schemas = None;
-    let mut out_choices = Vec::with_capacity(output.choices.len());
-    let mut all_done = true;
-    for c in &output.choices {
-        let pos = match state.choices.iter().position(|s| s.index == c.index) {
-            Some(p) => p,
-            None => {
-                if req.stream_state.is_some() && state.choices.len() >= 128 {
-                    return Err(RequestError::invalid(
-                        "generate_chunk.choices",
-                        "too many choices",
-                    ));
-                }
-                state
-                    .choices
-                    .push(new_choice(cfg, model, kind, original, c.index));
-                state.choices.len() - 1
-            }
-        };
-        let st = &mut state.choices[pos];
-        if st.done {
-            return Err(RequestError::invalid(
-                "generate_chunk",
-                format!(
-                    "choice {} has already finished; its stream is over",
-                    c.index
-                ),
-            ));
-        }
-        st.set_schemas(|| {
-            tool_schemas
-                .get_or_insert_with(|| schemas(original))
-                .clone()
-        });
-        let delta = st.advance(model, &state.opts, c.ids(), c.finish_reason.as_deref())?;
-        let lp = choice_logprobs(model, kind, original, st, c, "generate_chunk.logprobs")?;
-        out_choices.push(chunk_choice(kind, &state.id, st, delta, lp));
-        st.role_sent = true;
-    }
-    for st in &state.choices {
-        all_done &= st.done;
-    }
-    let mut chunk = json!({
-        "id": state.id,
-        "object": if kind == Kind::Chat { "chat.completion.chunk" } else { "text_completion" },
-        "created": state.created,
-        "model": model.name,
-        "choices": out_choices,
-    });
-    let include_usage = original
-        .get("stream_options")
-        .and_then(|o| o.get("include_usage"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if all_done && include_usage {
-        let completion = state.choices.iter().map(|c| c.tokens).sum();
-        chunk["usage"] = usage(state.prompt_tokens, completion);
-    }
-    let token = cfg.states.encode(&state)?;
-    Ok(json!({"chunk": chunk, "stream_state": token}))
-}
-
 /// A choice's logprobs in the response's form (`null` when the engine sent none): chat's
 /// cut to the request's `top_logprobs`, or completions' lists. The choice carries the
 /// context and offset from one chunk to the next.
-fn choice_logprobs(
+pub(super) fn choice_logprobs(
     model: &Model,
     kind: Kind,
     original: &Map<String, Value>,
@@ -389,35 +291,4 @@ fn whole_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta, logprobs: Valu
         "finish_reason": finish,
         "stop_reason": d.stop_reason,
     })
-}
-
-/// A stream chunk's choice: only what this chunk adds.
-fn chunk_choice(kind: Kind, id: &str, st: &ChoiceState, d: Delta, logprobs: Value) -> Value {
-    if kind == Kind::Completion {
-        return json!({"index": st.index, "text": d.content, "logprobs": logprobs, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason});
-    }
-    let mut delta = Map::new();
-    if !st.role_sent {
-        delta.insert("role".into(), "assistant".into());
-        delta.insert("content".into(), Value::String(String::new()));
-    }
-    if !d.content.is_empty() {
-        delta.insert("content".into(), Value::String(d.content));
-    }
-    if !d.reasoning.is_empty() {
-        delta.insert(
-            "reasoning_content".into(),
-            Value::String(d.reasoning.clone()),
-        );
-        delta.insert("reasoning".into(), Value::String(d.reasoning));
-    }
-    if !d.tool_calls.is_empty() {
-        let calls: Vec<Value> = d
-            .tool_calls
-            .iter()
-            .map(|t| tool_call_json(id, st.index, t))
-            .collect();
-        delta.insert("tool_calls".into(), Value::Array(calls));
-    }
-    json!({"index": st.index, "delta": delta, "logprobs": logprobs, "finish_reason": d.finish_reason, "stop_reason": d.stop_reason})
 }

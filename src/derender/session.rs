@@ -60,6 +60,18 @@ pub struct ChoiceState {
     pub logprob_context: Vec<u32>,
     #[serde(default)]
     pub logprob_offset: usize,
+    /// `--derender-replay-state`: every chunk this choice read, for vLLM's replay fields
+    /// (`output_token_ids`, `output_chunk_lens`); only kept where parsers or stop strings
+    /// hold text, since that is all the replay is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
+}
+
+/// The chunks a choice has read, as vLLM's replay fields carry them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Replay {
+    pub ids: Vec<u32>,
+    pub lens: Vec<usize>,
 }
 
 impl ChoiceState {
@@ -81,7 +93,25 @@ impl ChoiceState {
             done: false,
             logprob_context: Vec::new(),
             logprob_offset: 0,
+            replay: None,
         }
+    }
+
+    /// Whether this choice holds state beyond the detokenizer window between chunks (a
+    /// parser's mode and unfinished text, or text held for a stop string): what vLLM's
+    /// window fields cannot carry.
+    pub fn holds_text(&self) -> bool {
+        self.reasoning.is_some() || self.tools.is_some() || self.stops.is_active()
+    }
+
+    /// The detokenizer window.
+    pub fn detok(&self) -> &DetokState {
+        &self.detok
+    }
+
+    /// Resumes the detokenizer from a carried window.
+    pub fn resume_detok(&mut self, detok: DetokState) {
+        self.detok = detok;
     }
 
     /// Gives a choice restored from a stream state its request's tool schemas, built by

@@ -26,6 +26,11 @@ impl StopStrings {
         }
     }
 
+    /// Whether the request has stop strings (text may be held back between chunks).
+    pub fn is_active(&self) -> bool {
+        !self.stops.is_empty()
+    }
+
     /// Whether a stop string ended the output.
     pub fn stopped(&self) -> bool {
         self.matched.is_some()
