@@ -321,11 +321,14 @@ fn reasoning_for(
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<TagReasoningParser> {
-    let thinking_off = req
+    // As the render sets it: the request's own, else from `reasoning_effort`.
+    let thinking_off = match req
         .get("chat_template_kwargs")
         .and_then(|k| k.get("enable_thinking"))
-        .and_then(Value::as_bool)
-        == Some(false);
+    {
+        Some(v) => v.as_bool() == Some(false),
+        None => req.get("reasoning_effort").and_then(Value::as_str) == Some("none"),
+    };
     if thinking_off {
         return None;
     }

@@ -2,6 +2,7 @@
 //! Field names follow vLLM 0.33 (`vllm/entrypoints/openai/protocol.py`, `SamplingParams`)
 //! so routers and trainers written against vLLM's render tier work unchanged.
 
+pub mod anthropic;
 pub mod fast_json;
 mod generate;
 mod ids;

@@ -133,6 +133,11 @@ with_sampling_fields! {
     /// Refused (400), as vLLM's render refuses it.
     #[serde(default)]
     pub use_beam_search: bool,
+    /// OpenAI's reasoning effort: passed to the template as `reasoning_effort`, and, unless
+    /// `chat_template_kwargs` sets it, `enable_thinking` = (effort != `none`), as vLLM's
+    /// `build_chat_params`.
+    #[serde(default)]
+    pub reasoning_effort: Option<String>,
 }
 }
 

@@ -43,6 +43,8 @@ macro_rules! with_sampling_fields {
             #[serde(default)] pub response_format: Option<serde_json::Value>,
             /// vLLM's `StructuredOutputsParams` (`json`, `regex`, `choice`, `grammar`, …).
             #[serde(default)] pub structured_outputs: Option<serde_json::Value>,
+            /// vLLM's cap on reasoning tokens (`SamplingParams.thinking_token_budget`).
+            #[serde(default)] pub thinking_token_budget: Option<u64>,
         }
 
         impl $name {
@@ -72,6 +74,7 @@ macro_rules! with_sampling_fields {
                     ignore_eos: self.ignore_eos,
                     response_format: self.response_format.clone(),
                     structured_outputs: self.structured_outputs.clone(),
+                    thinking_token_budget: self.thinking_token_budget,
                 }
             }
         }
@@ -105,6 +108,7 @@ pub struct SamplingFields {
     pub ignore_eos: Option<bool>,
     pub response_format: Option<serde_json::Value>,
     pub structured_outputs: Option<serde_json::Value>,
+    pub thinking_token_budget: Option<u64>,
 }
 
 /// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`.
@@ -133,4 +137,7 @@ pub struct SamplingParams {
     /// absent when the request constrains nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_outputs: Option<serde_json::Value>,
+    /// The reasoning-token cap, when the request sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_token_budget: Option<u64>,
 }

@@ -287,6 +287,20 @@ fn chat_logprobs(req: &ChatRequest) -> Result<(), RequestError> {
     Ok(())
 }
 
+/// vLLM's `ReasoningEffort` literal.
+pub const REASONING_EFFORTS: [&str; 7] =
+    ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+fn reasoning_effort(effort: Option<&str>) -> Result<(), RequestError> {
+    match effort {
+        Some(e) if !REASONING_EFFORTS.contains(&e) => Err(RequestError::invalid(
+            "reasoning_effort",
+            format!("reasoning_effort must be one of {REASONING_EFFORTS:?}, got {e:?}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl ChatRequest {
     /// Everything vLLM's `ChatCompletionRequest` refuses before rendering.
     pub fn validate(&self) -> Result<(), RequestError> {
@@ -315,6 +329,7 @@ impl ChatRequest {
         }
         tool_usage(self.tools.as_deref(), self.tool_choice.as_ref())?;
         transfer_params("kv_transfer_params", self.kv_transfer_params.as_ref())?;
+        reasoning_effort(self.reasoning_effort.as_deref())?;
         if self.use_beam_search {
             return Err(RequestError::invalid(
                 "use_beam_search",

@@ -112,6 +112,12 @@ pub fn render_chat_prompt(
     let continue_final =
         take_bool(&mut kwargs, "continue_final_message")?.unwrap_or(req.continue_final_message);
     let documents = kwargs.remove("documents");
+    if let Some(effort) = &req.reasoning_effort {
+        if !kwargs.contains_key("enable_thinking") {
+            kwargs.insert("enable_thinking".into(), (effort != "none").into());
+        }
+        kwargs.insert("reasoning_effort".into(), effort.as_str().into());
+    }
     if continue_final && add_generation_prompt {
         return Err(RequestError::invalid(
             "continue_final_message",

@@ -3,11 +3,14 @@
 //!
 //! * `chat.rs`: `/v1/chat/completions/render`;
 //! * `completion.rs`: `/v1/completions/render`;
+//! * `anthropic.rs` / `responses.rs`: `/v1/messages/render` and `/v1/responses/render`, as the
+//!   chat requests vLLM makes of them;
 //! * `sampling.rs`: vLLM's `SamplingParams` from the request and the model's defaults;
 //! * `multimodal/`: images in chats → placeholders, hashes, `kwargs_data` and tensors;
 //! * `cancel.rs`: stopping a render whose request went away;
 //! * `options.rs`: the server-wide switches.
 
+pub mod anthropic;
 pub mod cancel;
 pub mod chat;
 pub mod completion;

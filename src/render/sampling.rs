@@ -60,6 +60,7 @@ pub fn build_sampling_params(
         spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
         structured_outputs: structured_outputs(f)?,
+        thinking_token_budget: f.thinking_token_budget,
     };
     verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
     if p.temperature < SAMPLING_EPS {

@@ -56,6 +56,10 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: work!(routes::chat_render),
     },
     Route {
+        path: "/v1/messages/render",
+        handler: work!(routes::messages_render),
+    },
+    Route {
         path: "/v1/completions/render",
         handler: work!(routes::completion_render),
     },

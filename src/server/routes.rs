@@ -9,7 +9,9 @@ use crate::protocol::{
     parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
     DetokenizeResponse, GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
 };
-use crate::render::{self, render_completion};
+use crate::model::Model;
+use crate::render::{self, render_completion, RenderOptions};
+use serde_json::Value;
 use axum::body::Bytes;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -167,6 +169,44 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
     })
     .await?;
     Ok(out)
+}
+
+/// How a Messages or Responses body becomes the chat request vLLM renders for it.
+type ToChat = fn(&Model, &Value, &RenderOptions) -> Result<ChatRequest, RequestError>;
+
+/// A body of another API shape, converted to a chat request and rendered as one.
+async fn converted_render(
+    st: Arc<AppState>,
+    bytes: Bytes,
+    to_chat: ToChat,
+) -> Result<JsonBytes, ApiError> {
+    let convert = move |st: &AppState, bytes: &[u8]| -> Result<(Arc<Model>, ChatRequest), RequestError> {
+        let body: Value = parse_json(bytes)?;
+        let model = st
+            .models
+            .get(body.get("model").and_then(Value::as_str))?;
+        let req = to_chat(&model, &body, &st.config.render)?;
+        Ok((model, req))
+    };
+    let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
+        let (_, req) = convert(&st, &bytes)?;
+        render::fetch_request_media(&req, &st.config.render).await?
+    } else {
+        render::FetchedMedia::default()
+    };
+    let out = cpu_work(&st, bytes, move |st, bytes| {
+        let (model, req) = convert(st, &bytes)?;
+        let (out, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
+        st.metrics
+            .observe_render(&model.name, out.token_ids.len(), timings);
+        JsonBytes::generate(out)
+    })
+    .await?;
+    Ok(out)
+}
+
+pub async fn messages_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
+    converted_render(st, bytes, render::anthropic::messages_to_chat).await
 }
 
 pub async fn completion_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {

@@ -98,6 +98,13 @@ fn convert_message(
             out.insert(key.to_owned(), value);
         }
     }
+    // vLLM reads a missing content as null (`message.get("content")`): `""` or `[]`.
+    if msg.get("content").is_none() {
+        out.insert(
+            "content".into(),
+            convert_content(i, &Value::Null, format, images)?,
+        );
+    }
     Ok(alias_reasoning(out))
 }
 
