@@ -15,6 +15,10 @@ pub enum RequestError {
         message: String,
         param: Option<String>,
     },
+    /// What a stateless render tier cannot do (`previous_response_id`): a 400 whose type is
+    /// OpenAI's `invalid_request_error`, as vLLM answers it.
+    #[error("{message}")]
+    Unsupported { message: String, param: String },
     #[error("The model `{0}` does not exist.")]
     ModelNotFound(String),
     /// The chat template rejected the input: its own `raise_exception`, or a type error while
@@ -54,6 +58,7 @@ impl RequestError {
     pub fn param(&self) -> Option<&str> {
         match self {
             RequestError::InvalidRequest { param, .. } => param.as_deref(),
+            RequestError::Unsupported { param, .. } => Some(param),
             RequestError::ModelNotFound(_) => Some("model"),
             RequestError::PromptTooLong { .. } => Some("messages"),
             _ => None,

@@ -6,13 +6,14 @@
 //! * `session.rs`: one choice's pipeline and its resumable state.
 //! * `state.rs`: the signed stream state carried by the client, and its cache.
 //! * `vllm_state.rs`: `stream_state` on the wire (vLLM's object around the signed state).
-//! * `request.rs` / `respond.rs` / `stream.rs`: the derender routes' request, whole-output and
-//!   streamed responses.
+//! * `request.rs`, `route.rs`, `respond.rs` / `stream.rs`: the derender routes' request, their
+//!   entry, and their whole-output and streamed responses.
 
 mod detok;
 mod logprobs;
 mod request;
 mod respond;
+mod route;
 mod session;
 mod state;
 mod stop;
@@ -21,7 +22,7 @@ mod vllm_state;
 
 pub use detok::{DetokState, IncrementalDetokenizer};
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
-pub use respond::derender;
+pub use route::derender;
 pub use session::{ChoiceState, Delta, Options};
 pub use state::{StateCodec, StreamState};
 pub use stop::StopStrings;

@@ -1,9 +1,8 @@
-//! The derender routes' work: engine output → `chat.completion` / `text_completion`, or, for
-//! streams, `{"chunk": <…chunk>, "stream_state": "<state>"}`.
+//! Whole-output derender: engine output → `chat.completion` / `text_completion` (streams are
+//! `stream.rs`), and the pieces both share (call ids, logprobs, bounds).
 //!
 //! Both modes run the same [`ChoiceState::advance`]: one-shot feeds every ID with the
-//! engine's finish reason; a stream feeds each chunk's new IDs and carries the state. A
-//! chunk costs O(its IDs + the held text), never a replay of the output.
+//! engine's finish reason; a stream feeds each chunk's new IDs and carries the state.
 //!
 //! Response details, following vLLM and OpenAI:
 //! * `message.reasoning_content` (also as `reasoning`) holds the reasoning; `content` is
@@ -59,37 +58,10 @@ pub(super) fn usage(prompt: usize, completion: usize) -> Value {
 /// and choices in one response.
 const MAX_SEQUENCES: usize = 16384;
 
-/// Derenders a request, streaming or not.
-pub fn derender(
-    model: &Model,
-    req: &DerenderRequest,
-    cfg: &DerenderConfig,
-    kind: Kind,
-) -> Result<Value, RequestError> {
-    if req.stream {
-        let chunk = req.chunk()?;
-        for (ci, c) in chunk.choices.iter().enumerate() {
-            check_ids(model, "generate_chunk", ci, c.ids())?;
-        }
-        req.check_prompts(1, model.max_model_len)?;
-        return super::stream::stream_chunk(model, req, cfg, kind, chunk);
-    }
-    if req.stream_state.is_some() {
-        return Err(RequestError::invalid(
-            "stream_state",
-            "stream_state needs stream: true",
-        ));
-    }
-    let (field, responses) = req.responses(kind)?;
-    check_bounds(model, field, responses, cfg.max_logprobs)?;
-    req.check_prompts(responses.len(), model.max_model_len)?;
-    one_shot(model, req, cfg, kind, responses)
-}
-
 /// vLLM's bounds on a whole response, checked before anything is decoded: the number of
 /// responses and of choices, and each choice's IDs: present, non-empty, within the context
 /// and the vocabulary.
-fn check_bounds(
+pub(super) fn check_bounds(
     model: &Model,
     field: &str,
     responses: &[GenerateResponse],
@@ -159,7 +131,7 @@ pub(super) fn id_prefix(kind: Kind) -> &'static str {
 /// Passed through as vLLM does: chat's `prompt_logprobs`, `kv_transfer_params` and
 /// `metrics`; a completion's `kv_transfer_params` when every response has the same, and
 /// its `metrics` when there is one response.
-fn one_shot(
+pub(super) fn one_shot(
     model: &Model,
     req: &DerenderRequest,
     cfg: &DerenderConfig,

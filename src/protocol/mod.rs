@@ -8,6 +8,7 @@ mod generate;
 mod ids;
 mod message;
 mod requests;
+pub mod responses;
 mod sampling;
 mod text;
 mod validate;

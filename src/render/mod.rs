@@ -16,6 +16,7 @@ pub mod chat;
 pub mod completion;
 pub mod multimodal;
 mod options;
+pub mod responses;
 pub mod sampling;
 
 pub use chat::{generate_request, render_chat, render_chat_prompt, ChatRendered};

@@ -60,6 +60,10 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: work!(routes::messages_render),
     },
     Route {
+        path: "/v1/responses/render",
+        handler: work!(routes::responses_render),
+    },
+    Route {
         path: "/v1/completions/render",
         handler: work!(routes::completion_render),
     },

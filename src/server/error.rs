@@ -11,6 +11,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
     pub param: Option<String>,
+    /// The error's `type` where it is not the status's usual one.
+    pub kind: Option<&'static str>,
 }
 
 impl ApiError {
@@ -19,6 +21,7 @@ impl ApiError {
             status,
             message: message.into(),
             param: None,
+            kind: None,
         }
     }
 
@@ -50,6 +53,7 @@ impl From<RequestError> for ApiError {
                 StatusCode::from_u16(499).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
             }
             RequestError::InvalidRequest { .. }
+            | RequestError::Unsupported { .. }
             | RequestError::Template(_)
             | RequestError::TemplateFuel
             | RequestError::PromptTooLong { .. } => StatusCode::BAD_REQUEST,
@@ -57,6 +61,7 @@ impl From<RequestError> for ApiError {
         ApiError {
             status,
             param: e.param().map(str::to_string),
+            kind: matches!(e, RequestError::Unsupported { .. }).then_some("invalid_request_error"),
             message: e.to_string(),
         }
     }
@@ -68,7 +73,7 @@ impl ApiError {
         json!({
             "error": {
                 "message": self.message,
-                "type": self.type_name(),
+                "type": self.kind.unwrap_or_else(|| self.type_name()),
                 "param": self.param,
                 "code": self.status.as_u16(),
             }

@@ -4,18 +4,18 @@
 
 use super::{ApiError, AppState};
 use crate::error::RequestError;
+use crate::model::Model;
 use crate::protocol::fast_json::JsonChunks;
 use crate::protocol::{
     parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
     DetokenizeResponse, GenerateRequest, ModelCard, ModelList, TokenizeRequest, TokenizeResponse,
 };
-use crate::model::Model;
 use crate::render::{self, render_completion, RenderOptions};
-use serde_json::Value;
 use axum::body::Bytes;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
+use serde_json::Value;
 use std::sync::Arc;
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -180,14 +180,13 @@ async fn converted_render(
     bytes: Bytes,
     to_chat: ToChat,
 ) -> Result<JsonBytes, ApiError> {
-    let convert = move |st: &AppState, bytes: &[u8]| -> Result<(Arc<Model>, ChatRequest), RequestError> {
-        let body: Value = parse_json(bytes)?;
-        let model = st
-            .models
-            .get(body.get("model").and_then(Value::as_str))?;
-        let req = to_chat(&model, &body, &st.config.render)?;
-        Ok((model, req))
-    };
+    let convert =
+        move |st: &AppState, bytes: &[u8]| -> Result<(Arc<Model>, ChatRequest), RequestError> {
+            let body: Value = parse_json(bytes)?;
+            let model = st.models.get(body.get("model").and_then(Value::as_str))?;
+            let req = to_chat(&model, &body, &st.config.render)?;
+            Ok((model, req))
+        };
     let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
         let (_, req) = convert(&st, &bytes)?;
         render::fetch_request_media(&req, &st.config.render).await?
@@ -207,6 +206,10 @@ async fn converted_render(
 
 pub async fn messages_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
     converted_render(st, bytes, render::anthropic::messages_to_chat).await
+}
+
+pub async fn responses_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {
+    converted_render(st, bytes, render::responses::responses_to_chat).await
 }
 
 pub async fn completion_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, ApiError> {

@@ -42,7 +42,11 @@ pub(super) fn inline_system_text(content: &Value) -> String {
 
 /// vLLM's block validators: a known `type`, tool changes only in system messages and with
 /// their `tool`.
-pub(super) fn check_blocks(content: &Value, at: &str, system_message: bool) -> Result<(), RequestError> {
+pub(super) fn check_blocks(
+    content: &Value,
+    at: &str,
+    system_message: bool,
+) -> Result<(), RequestError> {
     let Value::Array(blocks) = content else {
         return Ok(());
     };
@@ -228,7 +232,11 @@ fn py_repr(v: &Value) -> String {
             _ => n.to_string(),
         },
         Value::String(s) => {
-            let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
             let mut out = String::with_capacity(s.len() + 2);
             out.push(quote);
             for c in s.chars() {

@@ -26,12 +26,12 @@
 //! shape (vLLM's render routes do not translate them), with `param` the field's path.
 
 mod blocks;
-mod tools;
 #[cfg(test)]
 mod tests;
+mod tools;
 
-use blocks::{check_blocks, convert_message, inline_system_text, system_text};
 use crate::error::RequestError;
+use blocks::{check_blocks, convert_message, inline_system_text, system_text};
 use serde_json::{json, Map, Value};
 
 /// What the conversion needs to know of the model's template (`render::anthropic` probes it).
@@ -218,7 +218,10 @@ fn output_config(cfg: Option<&Value>, out: &mut Map<String, Value>) -> Result<()
         }
     }
     if let Some(format) = cfg.get("format").filter(|v| !v.is_null()) {
-        let ty = format.get("type").and_then(Value::as_str).unwrap_or("json_schema");
+        let ty = format
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("json_schema");
         if ty != "json_schema" {
             return Err(bad(
                 "output_config.format.type",
@@ -252,10 +255,12 @@ fn thinking(
     };
     match t.get("type").and_then(Value::as_str) {
         Some("enabled") => {
-            let budget = t
-                .get("budget_tokens")
-                .and_then(lax_int)
-                .ok_or_else(|| bad("thinking.budget_tokens", "thinking.budget_tokens: Field required"))?;
+            let budget = t.get("budget_tokens").and_then(lax_int).ok_or_else(|| {
+                bad(
+                    "thinking.budget_tokens",
+                    "thinking.budget_tokens: Field required",
+                )
+            })?;
             if budget < 1024 {
                 return Err(bad(
                     "thinking.budget_tokens",
@@ -275,7 +280,10 @@ fn thinking(
             out.insert("thinking_token_budget".into(), json!(budget));
         }
         Some("disabled") => {
-            out.insert("reasoning_effort".into(), Value::String(s.disabled_effort.into()));
+            out.insert(
+                "reasoning_effort".into(),
+                Value::String(s.disabled_effort.into()),
+            );
         }
         Some("adaptive") => {}
         _ => {

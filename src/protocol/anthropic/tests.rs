@@ -111,8 +111,14 @@ fn empty_and_result_only_messages() {
         &KEEP,
     );
     let m = chat["messages"].as_array().unwrap();
-    assert_eq!(m[0], json!({"role": "tool", "tool_call_id": "a", "content": "r1"}));
-    assert_eq!(m[1], json!({"role": "tool", "tool_call_id": "b", "content": ""}));
+    assert_eq!(
+        m[0],
+        json!({"role": "tool", "tool_call_id": "a", "content": "r1"})
+    );
+    assert_eq!(
+        m[1],
+        json!({"role": "tool", "tool_call_id": "b", "content": ""})
+    );
     assert_eq!(m[2], json!({"role": "assistant"}));
     assert_eq!(m[3], json!({"role": "user", "content": ""}));
     assert_eq!(m[4]["reasoning"], "");
@@ -156,7 +162,9 @@ fn tool_choice_tools_and_thinking() {
     let chat = convert(base(json!({"thinking": {"type": "adaptive"}})), &KEEP);
     assert!(chat.get("reasoning_effort").is_none());
     let chat = convert(
-        base(json!({"output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}})),
+        base(
+            json!({"output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}}),
+        ),
         &KEEP,
     );
     assert_eq!(
@@ -165,12 +173,14 @@ fn tool_choice_tools_and_thinking() {
     );
     // Tool changes in system messages.
     let chat = convert(
-        base(json!({"tools": [{"name": "old", "input_schema": {}}, {"name": "lazy", "input_schema": {}, "defer_loading": true}],
+        base(
+            json!({"tools": [{"name": "old", "input_schema": {}}, {"name": "lazy", "input_schema": {}, "defer_loading": true}],
             "messages": [
                 {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_definition",
                     "definition": {"name": "new", "input_schema": {}}}}]},
                 {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "old"}}]},
-                {"role": "user", "content": "x"}]})),
+                {"role": "user", "content": "x"}]}),
+        ),
         &KEEP,
     );
     let names: Vec<&str> = chat["tools"]
@@ -185,15 +195,24 @@ fn tool_choice_tools_and_thinking() {
 
 #[test]
 fn vllms_validators() {
-    let ok = json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]});
+    let ok =
+        json!({"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]});
     let with = |k: &str, v: Value| {
         let mut b = ok.clone();
         b[k] = v;
         b
     };
     for (body, needle, param) in [
-        (with("max_tokens", json!(0)), "max_tokens must be positive", "max_tokens"),
-        (with("max_tokens", json!(1.5)), "valid integer", "max_tokens"),
+        (
+            with("max_tokens", json!(0)),
+            "max_tokens must be positive",
+            "max_tokens",
+        ),
+        (
+            with("max_tokens", json!(1.5)),
+            "valid integer",
+            "max_tokens",
+        ),
         (with("model", json!("")), "Model is required", "model"),
         (
             with("thinking", json!({"type": "enabled", "budget_tokens": 512})),
@@ -201,16 +220,38 @@ fn vllms_validators() {
             "thinking.budget_tokens",
         ),
         (
-            with("thinking", json!({"type": "enabled", "budget_tokens": 2048})),
+            with(
+                "thinking",
+                json!({"type": "enabled", "budget_tokens": 2048}),
+            ),
             "less than max_tokens",
             "thinking",
         ),
-        (with("stop_sequences", json!(["a", "b", "c", "d", "e"])), "at most 4", "stop_sequences"),
-        (with("stop_sequences", json!("a")), "list of strings", "stop_sequences"),
-        (with("tool_choice", json!({"type": "tool"})), "name is required", "tool_choice.name"),
-        (with("tool_choice", json!({"type": "sometimes"})), "Input should be", "tool_choice.type"),
         (
-            with("messages", json!([{"role": "user", "content": [{"type": "document"}]}])),
+            with("stop_sequences", json!(["a", "b", "c", "d", "e"])),
+            "at most 4",
+            "stop_sequences",
+        ),
+        (
+            with("stop_sequences", json!("a")),
+            "list of strings",
+            "stop_sequences",
+        ),
+        (
+            with("tool_choice", json!({"type": "tool"})),
+            "name is required",
+            "tool_choice.name",
+        ),
+        (
+            with("tool_choice", json!({"type": "sometimes"})),
+            "Input should be",
+            "tool_choice.type",
+        ),
+        (
+            with(
+                "messages",
+                json!([{"role": "user", "content": [{"type": "document"}]}]),
+            ),
             "Input should be one of",
             "messages[0].content[0].type",
         ),
@@ -220,8 +261,11 @@ fn vllms_validators() {
             "messages[0].role",
         ),
         (
-            with("messages", json!([{"role": "user", "content": [{"type": "tool_addition",
-                "tool": {"type": "tool_reference", "name": "f"}}]}])),
+            with(
+                "messages",
+                json!([{"role": "user", "content": [{"type": "tool_addition",
+                "tool": {"type": "tool_reference", "name": "f"}}]}]),
+            ),
             "only allowed in messages with role \"system\"",
             "messages[0].content[0]",
         ),
@@ -238,7 +282,10 @@ fn vllms_validators() {
     // Lax integers, unknown fields, and a budget allowed past max_tokens on remote decode.
     let chat = convert(with("max_tokens", json!("10")), &KEEP);
     assert_eq!(chat["max_tokens"], 10);
-    let mut b = with("thinking", json!({"type": "enabled", "budget_tokens": 2048}));
+    let mut b = with(
+        "thinking",
+        json!({"type": "enabled", "budget_tokens": 2048}),
+    );
     b["kv_transfer_params"] = json!({"do_remote_decode": true});
     b["service_tier"] = json!("auto");
     let chat = convert(b, &KEEP);

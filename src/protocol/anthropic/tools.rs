@@ -5,7 +5,10 @@ use crate::error::RequestError;
 use serde_json::{json, Map, Value};
 
 /// `tools` (with the system messages' `tool_addition` / `tool_removal`) and `tool_choice`.
-pub(super) fn tools(req: &Map<String, Value>, out: &mut Map<String, Value>) -> Result<(), RequestError> {
+pub(super) fn tools(
+    req: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> Result<(), RequestError> {
     let mut parallel = true;
     let mut choice = Value::Null;
     if let Some(tc) = req.get("tool_choice").filter(|v| !v.is_null()) {
@@ -20,7 +23,10 @@ pub(super) fn tools(req: &Map<String, Value>, out: &mut Map<String, Value>) -> R
                     .and_then(Value::as_str)
                     .filter(|n| !n.is_empty())
                     .ok_or_else(|| {
-                        bad("tool_choice.name", "tool_choice.name is required when type is 'tool'")
+                        bad(
+                            "tool_choice.name",
+                            "tool_choice.name is required when type is 'tool'",
+                        )
                     })?;
                 json!({"type": "function", "function": {"name": name}})
             }
@@ -121,7 +127,12 @@ fn resolve_tool_changes(
     if changes.is_empty() {
         return Ok(declared);
     }
-    let name_of = |t: &Value| t["function"]["name"].as_str().unwrap_or_default().to_string();
+    let name_of = |t: &Value| {
+        t["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
     let mut tools: Vec<(String, Value, bool)> = declared
         .unwrap_or_default()
         .into_iter()
@@ -141,12 +152,13 @@ fn resolve_tool_changes(
             continue;
         }
         let name = tool["name"].as_str().unwrap_or_default();
-        let slot = tools.iter_mut().find(|(n, _, _)| n == name).ok_or_else(|| {
-            RequestError::InvalidRequest {
+        let slot = tools
+            .iter_mut()
+            .find(|(n, _, _)| n == name)
+            .ok_or_else(|| RequestError::InvalidRequest {
                 message: format!("{ty} references tool '{name}', which is not declared in tools"),
                 param: None,
-            }
-        })?;
+            })?;
         if ty == "tool_removal" {
             slot.2 = true;
         } else {

@@ -1,0 +1,35 @@
+//! The derender routes' entry: a whole output (`respond.rs`) or one stream chunk
+//! (`stream.rs`), after the checks both share.
+
+use super::request::{DerenderConfig, DerenderRequest, Kind};
+use super::respond::{check_bounds, check_ids, one_shot};
+use crate::error::RequestError;
+use crate::model::Model;
+use serde_json::Value;
+
+/// Derenders a request, streaming or not.
+pub fn derender(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+) -> Result<Value, RequestError> {
+    if req.stream {
+        let chunk = req.chunk()?;
+        for (ci, c) in chunk.choices.iter().enumerate() {
+            check_ids(model, "generate_chunk", ci, c.ids())?;
+        }
+        req.check_prompts(1, model.max_model_len)?;
+        return super::stream::stream_chunk(model, req, cfg, kind, chunk);
+    }
+    if req.stream_state.is_some() {
+        return Err(RequestError::invalid(
+            "stream_state",
+            "stream_state needs stream: true",
+        ));
+    }
+    let (field, responses) = req.responses(kind)?;
+    check_bounds(model, field, responses, cfg.max_logprobs)?;
+    req.check_prompts(responses.len(), model.max_model_len)?;
+    one_shot(model, req, cfg, kind, responses)
+}
