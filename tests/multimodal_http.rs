@@ -42,7 +42,11 @@ fn post(base: &str, body: &Value) -> (u16, Value) {
 
 #[test]
 fn multimodal_render_goldens_over_http() {
-    let base = vl_server(Default::default());
+    // With float tensors, which carry each image's grid (vLLM's output has it in mm_metadata).
+    let base = vl_server(llm_render::render::RenderOptions {
+        tensor_dtype: llm_render::render::TensorDtype::Float32,
+        ..Default::default()
+    });
     for g in jsonl("../render_mm/qwen2_5_vl_images.jsonl") {
         let id = g["id"].as_str().unwrap();
         let mut req = g["request"].clone();
@@ -381,6 +385,7 @@ fn bfloat16_tensors_on_request() {
     let base = vl_server(Default::default());
     let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
     let mut req = image_request(&[data_url("image/png", &tiny)]);
+    req["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "float32"});
     let (_, f32_body) = post(&base, &req);
     req["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "bfloat16"});
     let (status, bf_body) = post(&base, &req);
@@ -507,6 +512,7 @@ fn mm_tensor_budget() {
     let png = std::fs::read(dir().join("rgb_640x480.png")).unwrap();
     // 1,564 patch rows x 1,176 values: ~1.8 MB of uint8 plus ~7.4 MB of float32
     let mut body = image_request(&[data_url("image/png", &png)]);
+    body["mm_processor_kwargs"] = serde_json::json!({"output_dtype": "float32"});
     let (status, out) = post(&base, &body);
     assert_eq!(status, 400, "{out}");
     let msg = out["error"]["message"].as_str().unwrap();
@@ -534,6 +540,58 @@ fn mm_tensor_budget() {
     assert!(out["error"]["message"]
         .as_str()
         .is_some_and(|m| m.contains("fewer or smaller images")));
+    // Hashes and placeholders alone cost no tensor bytes.
+    four["mm_payload"] = "none".into();
+    assert_eq!(post(&base, &four).0, 200);
+}
+
+/// The default output is vLLM's: `kwargs_data` and `mm_metadata`, no float tensors.
+/// `mm_payload: "none"` (or vLLM's deprecated `return_mm_kwargs: false`) leaves the pixels
+/// out and keeps the token IDs, hashes and placeholders; an explicit `mm_payload` wins.
+#[test]
+fn default_output_and_mm_payload_as_vllm() {
+    let base = vl_server(Default::default());
+    let tiny = std::fs::read(dir().join("tiny_14x14.png")).unwrap();
+    let req = image_request(&[data_url("image/png", &tiny)]);
+    let (status, full) = post(&base, &req);
+    assert_eq!(status, 200, "{full}");
+    let f = full["features"].as_object().unwrap();
+    let keys: Vec<&str> = f.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["mm_hashes", "mm_placeholders", "kwargs_data", "mm_metadata"]
+    );
+    for (extra, pixels) in [
+        (serde_json::json!({"mm_payload": "none"}), false),
+        (serde_json::json!({"return_mm_kwargs": false}), false),
+        (
+            serde_json::json!({"return_mm_kwargs": false, "mm_payload": "tensors"}),
+            true,
+        ),
+        (serde_json::json!({"return_mm_kwargs": true}), true),
+    ] {
+        let mut r = req.clone();
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        let (status, out) = post(&base, &r);
+        assert_eq!(status, 200, "{extra}: {out}");
+        assert_eq!(out["token_ids"], full["token_ids"], "{extra}");
+        let g = &out["features"];
+        assert_eq!(g["mm_hashes"], full["features"]["mm_hashes"], "{extra}");
+        assert_eq!(
+            g["mm_placeholders"], full["features"]["mm_placeholders"],
+            "{extra}"
+        );
+        assert_eq!(g["kwargs_data"].is_null(), !pixels, "{extra}");
+        assert_eq!(g["mm_metadata"].is_null(), !pixels, "{extra}");
+        assert!(g.get("mm_tensors").is_none(), "{extra}");
+    }
+    let mut bad = req.clone();
+    bad["mm_payload"] = "pixels".into();
+    let (status, out) = post(&base, &bad);
+    assert_eq!(status, 400, "{out}");
+    assert_eq!(out["error"]["param"], "mm_payload");
 }
 
 /// Per-request resize bounds are refused unless the server trusts them, and a `min_pixels`

@@ -87,9 +87,10 @@ pub struct ImageArgs {
     /// [default: none, file:// images are refused].
     #[arg(long)]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
-    /// Element type of `mm_tensors`, or `none` to send only vLLM's `kwargs_data` (requests
+    /// `float32` or `bfloat16` add transformers' normalized pixel values as `mm_tensors`
+    /// (ext) beside vLLM's `kwargs_data`; `none` sends only what vLLM's render sends (requests
     /// may override with `mm_processor_kwargs.output_dtype`).
-    #[arg(long, value_enum, default_value_t = TensorDtype::Float32)]
+    #[arg(long, value_enum, default_value_t = TensorDtype::None)]
     pub mm_tensor_dtype: TensorDtype,
     /// Accept image processor settings in requests (`mm_processor_kwargs.min_pixels` and
     /// `max_pixels`), as vLLM's flag of the same name: they change how much work an image

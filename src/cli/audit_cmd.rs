@@ -285,7 +285,7 @@ fn image_hops(
         push(
             "patches, float32",
             Some(4 * patches),
-            "transformers' pixel_values (mm_tensors)".into(),
+            "transformers' pixel_values (mm_tensors, on request)".into(),
         );
         let tokens = plan.num_tokens as u64;
         push(

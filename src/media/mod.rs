@@ -71,7 +71,7 @@ pub enum MediaError {
         pixels: u64,
         limit: u64,
     },
-    #[error("the request's image tensors (kwargs_data, and mm_tensors unless output_dtype is \"none\") would take {bytes} bytes, more than the limit of {limit} (--max-mm-tensor-bytes); ask for mm_processor_kwargs.output_dtype \"bfloat16\" or \"none\" (kwargs_data still carries the pixels), or send fewer or smaller images")]
+    #[error("the request's image tensors (kwargs_data, and mm_tensors when a float output_dtype is asked for) would take {bytes} bytes, more than the limit of {limit} (--max-mm-tensor-bytes); leave mm_processor_kwargs.output_dtype unset (kwargs_data still carries the pixels), send mm_payload \"none\" when only hashes and placeholders are needed, or send fewer or smaller images")]
     TensorsTooLarge { bytes: u64, limit: u64 },
     #[error("image side {side} exceeds the limit of {limit} (--max-image-side)")]
     TooLarge { side: u32, limit: u32 },

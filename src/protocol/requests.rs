@@ -138,7 +138,25 @@ with_sampling_fields! {
     /// `build_chat_params`.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// vLLM's `mm_payload`: `tensors` (default) or `none` (no `kwargs_data`/`mm_metadata`:
+    /// hashes and placeholders only, not for `/generate`).
+    #[serde(default)]
+    pub mm_payload: Option<String>,
+    /// vLLM's deprecated alias: `false` means `mm_payload: "none"` when that is not given.
+    #[serde(default)]
+    pub return_mm_kwargs: Option<bool>,
 }
+}
+
+impl ChatRequest {
+    /// Whether the render leaves the pixels out (`mm_payload: "none"`, or
+    /// `return_mm_kwargs: false` without `mm_payload`), as vLLM's alias rule reads them.
+    pub fn no_mm_payload(&self) -> bool {
+        match self.mm_payload.as_deref() {
+            Some(p) => p == "none",
+            None => self.return_mm_kwargs == Some(false),
+        }
+    }
 }
 
 with_sampling_fields! {

@@ -330,6 +330,16 @@ impl ChatRequest {
         tool_usage(self.tools.as_deref(), self.tool_choice.as_ref())?;
         transfer_params("kv_transfer_params", self.kv_transfer_params.as_ref())?;
         reasoning_effort(self.reasoning_effort.as_deref())?;
+        if let Some(p) = self
+            .mm_payload
+            .as_deref()
+            .filter(|p| !matches!(*p, "tensors" | "none"))
+        {
+            return Err(RequestError::invalid(
+                "mm_payload",
+                format!("mm_payload must be 'tensors' or 'none', got {p:?}"),
+            ));
+        }
         if self.use_beam_search {
             return Err(RequestError::invalid(
                 "use_beam_search",

@@ -199,7 +199,10 @@ pub fn render_chat_prompt(
         token_ids,
         opts,
         media,
-        &ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?,
+        &ImageKwargs {
+            no_payload: req.no_mm_payload(),
+            ..ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?
+        },
     )?;
     Ok(ChatRendered {
         prompt,

@@ -47,7 +47,7 @@ impl Default for RenderOptions {
                 max_file_bytes: 64 << 20,
             },
             fetcher: None,
-            tensor_dtype: TensorDtype::Float32,
+            tensor_dtype: TensorDtype::None,
             processor_bounds: Bounds::default(),
         }
     }

@@ -179,6 +179,8 @@ pub fn to_chat(body: &Value, s: &MessagesSettings) -> Result<Map<String, Value>,
         "vllm_xargs",
         "chat_template_kwargs",
         "watermarking",
+        "mm_payload",
+        "return_mm_kwargs",
     ] {
         if let Some(v) = req.get(key).filter(|v| !v.is_null()) {
             out.insert(key.into(), v.clone());

@@ -32,7 +32,7 @@ fn bad(param: impl Into<String>, message: impl Into<String>) -> RequestError {
 }
 
 /// Sampling and option fields that mean the same in a chat request, copied as they are.
-const SAME: [&str; 20] = [
+const SAME: [&str; 22] = [
     "model",
     "temperature",
     "top_p",
@@ -53,6 +53,8 @@ const SAME: [&str; 20] = [
     "kv_transfer_params",
     "chat_template_kwargs",
     "mm_processor_kwargs",
+    "mm_payload",
+    "return_mm_kwargs",
 ];
 
 const LOGPROBS_INCLUDE: &str = "message.output_text.logprobs";

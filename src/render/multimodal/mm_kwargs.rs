@@ -52,6 +52,9 @@ impl Bounds {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageKwargs {
     pub dtype: TensorDtype,
+    /// vLLM's `mm_payload: "none"` (or `return_mm_kwargs: false`): no `kwargs_data` or
+    /// `mm_metadata`, only hashes and placeholders (hash-only renders for routers).
+    pub no_payload: bool,
     pub min_pixels: Option<u64>,
     pub max_pixels: Option<u64>,
     /// The processor kwargs as vLLM hashes them: name and value, in request order.
@@ -65,6 +68,7 @@ impl ImageKwargs {
     ) -> Result<ImageKwargs, RequestError> {
         let mut out = ImageKwargs {
             dtype: opts.tensor_dtype,
+            no_payload: false,
             min_pixels: opts.processor_bounds.min_pixels,
             max_pixels: opts.processor_bounds.max_pixels,
             hashed: Vec::new(),

@@ -108,10 +108,7 @@ pub fn expand_images(
     processor.max_pixels = kw.max_pixels.unwrap_or(processor.max_pixels);
     let items = process_images(model, &processor, images, opts, fetched, kw)?;
     let (ids, placeholders) = expand_placeholders(&token_ids, pad, &items)?;
-    Ok((
-        Arc::new(ids),
-        Some(features(&items, placeholders, kw.dtype)),
-    ))
+    Ok((Arc::new(ids), Some(features(&items, placeholders, kw))))
 }
 
 /// Loads, decodes, hashes and processes each image, in prompt order; the same URL is done
@@ -129,7 +126,7 @@ fn process_images(
     let mut by_url: HashMap<&str, Item> = HashMap::new();
     let mut tensor_bytes = 0u64;
     let mut charge = |rows: usize, cols: usize, param: &str| {
-        tensor_bytes += (rows * cols) as u64 * (1 + kw.dtype.width());
+        tensor_bytes += (rows * cols) as u64 * (u64::from(!kw.no_payload) + kw.dtype.width());
         let (bytes, limit) = (tensor_bytes, opts.max_mm_tensor_bytes);
         if bytes > limit {
             return Err(media_err(
@@ -211,10 +208,24 @@ impl Planned {
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let tensors = if kw.dtype == TensorDtype::None {
-            media::Tensors::Patches
-        } else {
-            media::Tensors::Both
+        let tensors = match (kw.no_payload, kw.dtype) {
+            (false, TensorDtype::None) => media::Tensors::Patches,
+            (false, _) => media::Tensors::Both,
+            (true, TensorDtype::None) => {
+                // Hashes and placeholders only: the plan has all they need, no pixel is made.
+                let (rows, cols) = processor.shape(&self.plan);
+                let processed = media::ProcessedImage {
+                    pixel_values: Vec::new(),
+                    patches: Vec::new(),
+                    rows,
+                    cols,
+                    grid_thw: self.plan.grid_thw,
+                    resized_hw: self.plan.resized_hw,
+                    num_tokens: self.plan.num_tokens,
+                };
+                return (hash, Arc::new(processed));
+            }
+            (true, _) => media::Tensors::PixelValues,
         };
         let processed = processor.process_planned(&self.decoded.rgb, &self.plan, tensors);
         (hash, Arc::new(processed))
@@ -256,9 +267,11 @@ fn expand_placeholders(
     Ok((out, placeholders))
 }
 
-/// The render's `features`: hashes, placeholders, vLLM's `kwargs_data` and `mm_metadata`,
-/// and `mm_tensors` unless the dtype is `none`.
-fn features(items: &[Item], placeholders: Vec<Value>, dtype: TensorDtype) -> Value {
+/// The render's `features`: hashes, placeholders, vLLM's `kwargs_data` and `mm_metadata`
+/// (`null` with `mm_payload: "none"`, as vLLM writes them), and `mm_tensors` when a float
+/// dtype is asked for.
+fn features(items: &[Item], placeholders: Vec<Value>, kw: &ImageKwargs) -> Value {
+    let dtype = kw.dtype;
     // The large strings (base64 tensors) are moved into the tree: `json!` would serialize
     // an interpolated `String` or `Vec` again, copying each (measured: two copies of a
     // 1080p image's 67 MB of float32 base64, ~10 ms of server CPU per request).
@@ -269,14 +282,19 @@ fn features(items: &[Item], placeholders: Vec<Value>, dtype: TensorDtype) -> Val
     let hashes = items.iter().map(|(h, _)| h.clone().into()).collect();
     features.insert("mm_hashes".into(), image(hashes));
     features.insert("mm_placeholders".into(), image(placeholders));
-    let kwargs = items
-        .iter()
-        .map(|(_, p)| kwargs_data::kwargs_data(p, &all_rows).into());
-    features.insert("kwargs_data".into(), image(kwargs.collect()));
-    let metadata = items
-        .iter()
-        .map(|(_, p)| kwargs_data::mm_metadata(p).into());
-    features.insert("mm_metadata".into(), image(metadata.collect()));
+    if kw.no_payload {
+        features.insert("kwargs_data".into(), Value::Null);
+        features.insert("mm_metadata".into(), Value::Null);
+    } else {
+        let kwargs = items
+            .iter()
+            .map(|(_, p)| kwargs_data::kwargs_data(p, &all_rows).into());
+        features.insert("kwargs_data".into(), image(kwargs.collect()));
+        let metadata = items
+            .iter()
+            .map(|(_, p)| kwargs_data::mm_metadata(p).into());
+        features.insert("mm_metadata".into(), image(metadata.collect()));
+    }
     if dtype != TensorDtype::None {
         let tensors = items
             .iter()
