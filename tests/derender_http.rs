@@ -334,3 +334,48 @@ fn completions_derender_streams_and_applies_stops() {
     assert_eq!(text, "one two three ");
     assert_eq!(finish, "stop");
 }
+
+/// vLLM's `include_reasoning: false`: the reasoning is parsed out of the content but not
+/// returned, streamed or not, and neither are the logprobs that would spell it
+/// (`test_stream_parsed_include_reasoning_false`).
+#[test]
+fn include_reasoning_false_hides_the_reasoning() {
+    let ids = encode(
+        "qwen3",
+        "<think>\nreasoning here\n</think>\n\nThe answer is 5.",
+    );
+    let chat = json!({"messages": [{"role": "user", "content": "x"}], "include_reasoning": false});
+    let whole = message(&one_shot("qwen3", &chat, &ids));
+    assert_eq!(whole.reasoning, "");
+    assert_eq!(whole.content, "\n\nThe answer is 5.");
+    let (chunks, _) = stream("qwen3", &chat, &ids, 1);
+    let folded = fold(&chunks);
+    assert_eq!(folded.reasoning, "");
+    assert_eq!(folded.content, whole.content);
+    let lp: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"token_id": id, "logprob": -0.5}))
+        .collect();
+    let req = json!({"stream": false, "model": "qwen3", "chat_request": chat,
+        "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop",
+            "logprobs": {"content": lp}}]}});
+    let (status, body) = post("/v1/chat/completions/derender", &req);
+    assert_eq!(status, 200, "{body}");
+    assert!(body["choices"][0]["logprobs"].is_null(), "{body}");
+}
+
+/// A stream's prompt, output so far and new IDs fit the model's context, as vLLM bounds them
+/// (`test_oversized_output_token_ids_rejected`).
+#[test]
+fn a_stream_is_bounded_by_max_model_len() {
+    let chat = json!({"messages": [{"role": "user", "content": "x"}]});
+    let many = vec![9707u32; 40_960];
+    let req = json!({"stream": true, "model": "qwen3", "chat_request": chat, "prompt_token_ids": [1, 2],
+        "generate_chunk": {"choices": [{"index": 0, "token_ids": many}]}});
+    let (status, body) = post("/v1/chat/completions/derender", &req);
+    assert_eq!(status, 400, "{body}");
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("max_model_len"));
+}

@@ -374,9 +374,14 @@ pub fn options(
     if !flag(req, "ignore_eos").unwrap_or(false) {
         stop_token_ids.extend(&model.eos_token_ids);
     }
+    let parsed = kind == Kind::Chat && {
+        let (reasoning, tools) = cfg.parser_names(&model.name);
+        reasoning.is_some() || tools.is_some()
+    };
     Options {
         skip_special_tokens,
         stop_token_ids,
+        hide_reasoning: parsed && flag(req, "include_reasoning") == Some(false),
     }
 }
 

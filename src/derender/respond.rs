@@ -158,7 +158,11 @@ pub(super) fn one_shot(
             let finish = c.finish_reason.as_deref().unwrap_or("stop");
             let delta = st.advance(model, &opts, c.ids(), Some(finish))?;
             completion += st.tokens;
-            let lp = choice_logprobs(model, kind, original, &mut st, c, "logprobs")?;
+            let lp = if opts.hide_reasoning {
+                Value::Null
+            } else {
+                choice_logprobs(model, kind, original, &mut st, c, "logprobs")?
+            };
             choices.push(whole_choice(kind, &id, &st, delta, lp));
         }
     }

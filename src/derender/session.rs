@@ -22,6 +22,10 @@ pub struct Options {
     pub skip_special_tokens: bool,
     /// `stop_token_ids`, plus the model's EOS ids unless `ignore_eos`.
     pub stop_token_ids: Vec<u32>,
+    /// The request's `include_reasoning: false`: reasoning is parsed out of the content but
+    /// not returned, nor the logprobs that would spell it (vLLM's `hide_metadata`).
+    #[serde(default)]
+    pub hide_reasoning: bool,
 }
 
 /// What one step produced for a choice.
@@ -175,7 +179,9 @@ impl ChoiceState {
             }
             None => split.content = text,
         }
-        delta.reasoning = split.reasoning;
+        if !opts.hide_reasoning {
+            delta.reasoning = split.reasoning;
+        }
         match self.tools.as_mut() {
             Some(t) => {
                 let mut parsed = Parsed::default();

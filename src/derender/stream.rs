@@ -83,6 +83,21 @@ pub(super) fn stream_chunk(
                 ),
             ));
         }
+        if let Some(max) = model.max_model_len {
+            let prompt = req.prompt_ids(0, output).map_or(0, <[u32]>::len);
+            let total = prompt + st.tokens + c.ids().len();
+            if total as u64 > max {
+                return Err(RequestError::invalid(
+                    "generate_chunk.choices",
+                    format!(
+                        "prompt_token_ids length ({prompt}) plus output_token_ids length ({}) plus \
+                         delta ({}) exceeds max_model_len ({max}).",
+                        st.tokens,
+                        c.ids().len()
+                    ),
+                ));
+            }
+        }
         st.set_schemas(|| {
             tool_schemas
                 .get_or_insert_with(|| schemas(original))
@@ -93,7 +108,11 @@ pub(super) fn stream_chunk(
             r.ids.extend_from_slice(c.ids());
             r.lens.push(c.ids().len());
         }
-        let lp = choice_logprobs(model, kind, original, st, c, "generate_chunk.logprobs")?;
+        let lp = if state.opts.hide_reasoning {
+            Value::Null
+        } else {
+            choice_logprobs(model, kind, original, st, c, "generate_chunk.logprobs")?
+        };
         let mut choice = chunk_choice(kind, &state.id, st, delta, lp);
         if returns_token_ids(original) {
             choice["token_ids"] = json!(c.ids());
