@@ -33,11 +33,12 @@ fn render_response_has_vllm_shape_and_generation_defaults() {
     assert_eq!(body["cache_salt"], "s");
     assert_eq!(body["priority"], 2);
     let sp = &body["sampling_params"];
-    // generation_config.json: temperature 0.6, top_p 0.95, top_k 20, eos [151645, 151643]
+    // generation_config.json: temperature 0.6, top_p 0.95, top_k 20; its EOS ids are the
+    // engine's to add, as vLLM's render leaves them out.
     assert_eq!(sp["temperature"], 0.6);
     assert_eq!(sp["top_p"], 0.95);
     assert_eq!(sp["top_k"], 20);
-    assert_eq!(sp["stop_token_ids"], json!([151645, 151643]));
+    assert_eq!(sp["stop_token_ids"], json!([]));
     assert_eq!(sp["max_tokens"], 7);
     assert_eq!(sp["stop"], json!(["END"]));
     assert_eq!(sp["seed"], 3);

@@ -366,3 +366,77 @@ fn v_structured_outputs_from_response_format() {
         "only use one kind of structured outputs constraint",
     );
 }
+
+/// `sampling_params` as vLLM 0.33's render server writes them for the same requests
+/// (`scripts/sampling_params_vs_vllm.py` compares the whole corpus against the server): the
+/// request's stop tokens only (the engine adds EOS), `output_kind`, `skip_clone`, the
+/// token-level constraints and `extra_args`, and the private fields of
+/// `structured_outputs`.
+#[test]
+fn v_sampling_params_as_vllms_render_writes_them() {
+    let (code, out) = post(CHAT, &chat(json!({})));
+    assert_eq!(code, 200, "{out}");
+    let sp = &out["sampling_params"];
+    assert_eq!(sp["stop_token_ids"], json!([]));
+    assert_eq!(sp["output_kind"], 2);
+    assert_eq!(sp["skip_clone"], true);
+    assert_eq!(sp["bad_words"], json!([]));
+    assert!(sp.get("skip_reading_prefix_cache").is_none());
+    let (_, out) = post(
+        CHAT,
+        &chat(json!({"stream": true, "logit_bias": {"5": 10},
+            "allowed_token_ids": [1, 2, 3], "bad_words": ["foo"], "vllm_xargs": {"k": 1},
+            "stop_token_ids": [1, 2], "structured_outputs": {"regex": "a+"}})),
+    );
+    let sp = &out["sampling_params"];
+    assert_eq!(sp["output_kind"], 1);
+    assert_eq!(sp["logit_bias"], json!({"5": 10.0}));
+    assert_eq!(sp["allowed_token_ids"], json!([1, 2, 3]));
+    assert_eq!(sp["bad_words"], json!(["foo"]));
+    assert_eq!(sp["extra_args"], json!({"k": 1}));
+    assert_eq!(sp["stop_token_ids"], json!([1, 2]));
+    assert_eq!(sp["structured_outputs"]["_backend"], Value::Null);
+    assert_eq!(sp["structured_outputs"]["_backend_was_auto"], false);
+    let (_, out) = post(CHAT, &chat(json!({"prompt_logprobs": 1})));
+    assert_eq!(out["sampling_params"]["skip_reading_prefix_cache"], true);
+    refused(
+        post(CHAT, &chat(json!({"logit_bias": {"x": 1}}))),
+        Some("logit_bias"),
+        "token IDs",
+    );
+}
+
+/// `truncate_prompt_tokens` keeps the prompt's last N tokens, as vLLM's render server kept
+/// them for these requests (IDs from that run); -1 is the context, past it a 400.
+#[test]
+fn v_truncate_prompt_tokens() {
+    let (_, out) = post(CHAT, &chat(json!({"truncate_prompt_tokens": 5})));
+    assert_eq!(out["token_ids"], json!([151645, 198, 151644, 77091, 198]));
+    assert_eq!(out["sampling_params"]["max_tokens"], 40955);
+    let (_, out) = post(CHAT, &chat(json!({"truncate_prompt_tokens": -1})));
+    assert_eq!(out["token_ids"].as_array().unwrap().len(), 9);
+    let (_, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "one two three four five six seven",
+            "truncate_prompt_tokens": 3}),
+    );
+    assert_eq!(out[0]["token_ids"], json!([4236, 4743, 8094]));
+    refused(
+        post(CHAT, &chat(json!({"truncate_prompt_tokens": 50000}))),
+        Some("truncate_prompt_tokens"),
+        "cannot be greater than max_model_len = 40960",
+    );
+    refused(
+        post(CHAT, &chat(json!({"truncate_prompt_tokens": -2}))),
+        Some("truncate_prompt_tokens"),
+        "greater than or equal to -1",
+    );
+    refused(
+        post(
+            CHAT,
+            &chat(json!({"truncate_prompt_tokens": 5, "truncation_side": "middle"})),
+        ),
+        Some("truncation_side"),
+        "'left' or 'right'",
+    );
+}

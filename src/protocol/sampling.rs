@@ -45,6 +45,15 @@ macro_rules! with_sampling_fields {
             #[serde(default)] pub structured_outputs: Option<serde_json::Value>,
             /// vLLM's cap on reasoning tokens (`SamplingParams.thinking_token_budget`).
             #[serde(default)] pub thinking_token_budget: Option<u64>,
+            /// Token ID (as a string) → bias added to its logit.
+            #[serde(default)] pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+            #[serde(default)] pub allowed_token_ids: Option<Vec<u32>>,
+            #[serde(default)] pub bad_words: Option<Vec<String>>,
+            /// vLLM's `vllm_xargs`: passed to the engine as `sampling_params.extra_args`.
+            #[serde(default)] pub vllm_xargs: Option<serde_json::Map<String, serde_json::Value>>,
+            /// vLLM's prompt truncation (`render::truncate`): keep N tokens (-1: the context).
+            #[serde(default)] pub truncate_prompt_tokens: Option<i64>,
+            #[serde(default)] pub truncation_side: Option<String>,
         }
 
         impl $name {
@@ -75,6 +84,11 @@ macro_rules! with_sampling_fields {
                     response_format: self.response_format.clone(),
                     structured_outputs: self.structured_outputs.clone(),
                     thinking_token_budget: self.thinking_token_budget,
+                    logit_bias: self.logit_bias.clone(),
+                    allowed_token_ids: self.allowed_token_ids.clone(),
+                    bad_words: self.bad_words.clone(),
+                    vllm_xargs: self.vllm_xargs.clone(),
+                    stream: self.stream,
                 }
             }
         }
@@ -109,6 +123,12 @@ pub struct SamplingFields {
     pub response_format: Option<serde_json::Value>,
     pub structured_outputs: Option<serde_json::Value>,
     pub thinking_token_budget: Option<u64>,
+    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    pub allowed_token_ids: Option<Vec<u32>>,
+    pub bad_words: Option<Vec<String>>,
+    pub vllm_xargs: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The request streams (vLLM's `output_kind`: `DELTA` then, else `FINAL_ONLY`).
+    pub stream: bool,
 }
 
 /// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`.
@@ -140,4 +160,21 @@ pub struct SamplingParams {
     /// The reasoning-token cap, when the request sets one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_token_budget: Option<u64>,
+    /// Token ID (a string, as the request gives it) → bias, as a float.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_token_ids: Option<Vec<u32>>,
+    /// Words the engine must not generate (`[]` when none, as vLLM writes it).
+    pub bad_words: Vec<String>,
+    /// The request's `vllm_xargs`, for the engine's logits processors and plugins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_args: Option<serde_json::Map<String, serde_json::Value>>,
+    /// vLLM's `RequestOutputKind`: 1 (`DELTA`) for a stream, 2 (`FINAL_ONLY`) otherwise.
+    pub output_kind: u8,
+    /// Always `true` in vLLM's render output (the engine need not copy the params).
+    pub skip_clone: bool,
+    /// `true` when `prompt_logprobs` is asked for (vLLM recomputes the prompt then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skip_reading_prefix_cache: Option<bool>,
 }

@@ -57,8 +57,28 @@ pub fn render_chat(
 pub fn generate_request(
     model: &Model,
     req: &ChatRequest,
-    rendered: ChatRendered,
+    mut rendered: ChatRendered,
 ) -> Result<GenerateRequest, RequestError> {
+    if req.truncate_prompt_tokens.is_some() || req.truncation_side.is_some() {
+        let ids = rendered.token_ids.as_ref().clone();
+        let len = ids.len();
+        let cut = super::truncate_prompt(
+            model,
+            ids,
+            req.truncate_prompt_tokens,
+            req.truncation_side.as_deref(),
+        )?;
+        if cut.len() != len {
+            if rendered.features.is_some() {
+                return Err(RequestError::invalid(
+                    "truncate_prompt_tokens",
+                    "truncate_prompt_tokens would cut a prompt with images (their placeholders \
+                     would no longer match)",
+                ));
+            }
+            rendered.token_ids = std::sync::Arc::new(cut);
+        }
+    }
     let sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
     let block_hashes = req

@@ -112,6 +112,12 @@ pub fn render_completion(
                 "prompt renders to no tokens",
             ));
         }
+        let ids = super::truncate_prompt(
+            model,
+            ids,
+            req.truncate_prompt_tokens,
+            req.truncation_side.as_deref(),
+        )?;
         let sampling_params = build_sampling_params(model, &sampling, ids.len(), false)?;
         let block_hashes = req
             .return_block_hashes

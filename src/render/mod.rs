@@ -6,6 +6,7 @@
 //! * `anthropic.rs` / `responses.rs`: `/v1/messages/render` and `/v1/responses/render`, as the
 //!   chat requests vLLM makes of them;
 //! * `sampling.rs`: vLLM's `SamplingParams` from the request and the model's defaults;
+//! * `truncate.rs`: `truncate_prompt_tokens`;
 //! * `multimodal/`: images in chats → placeholders, hashes, `kwargs_data` and tensors;
 //! * `cancel.rs`: stopping a render whose request went away;
 //! * `options.rs`: the server-wide switches.
@@ -18,11 +19,13 @@ pub mod multimodal;
 mod options;
 pub mod responses;
 pub mod sampling;
+mod truncate;
 
 pub use chat::{generate_request, render_chat, render_chat_prompt, ChatRendered};
 pub use completion::render_completion;
 pub use multimodal::{fetch_request_media, FetchedMedia, TensorDtype};
 pub use options::RenderOptions;
+pub use truncate::truncate_prompt;
 
 use crate::template::TemplateEngine;
 use std::time::Duration;

@@ -50,7 +50,7 @@ pub fn build_sampling_params(
         min_p: f.min_p.or(g.min_p).unwrap_or(0.0),
         seed: f.seed,
         stop,
-        stop_token_ids: stop_token_ids(model, f),
+        stop_token_ids: stop_token_ids(f),
         ignore_eos: f.ignore_eos.unwrap_or(false),
         max_tokens,
         min_tokens: f.min_tokens.unwrap_or(0),
@@ -61,6 +61,13 @@ pub fn build_sampling_params(
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
         structured_outputs: structured_outputs(f)?,
         thinking_token_budget: f.thinking_token_budget,
+        logit_bias: logit_bias(f)?,
+        allowed_token_ids: f.allowed_token_ids.clone(),
+        bad_words: f.bad_words.clone().unwrap_or_default(),
+        extra_args: f.vllm_xargs.clone().filter(|x| !x.is_empty()),
+        output_kind: if f.stream { 1 } else { 2 },
+        skip_clone: true,
+        skip_reading_prefix_cache: f.prompt_logprobs.map(|_| true),
     };
     verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
     if p.temperature < SAMPLING_EPS {
@@ -86,7 +93,8 @@ const CONSTRAINTS: [&str; 6] = [
 /// builds it: the request's `structured_outputs`, with `response_format` laid over it
 /// (`json_object` → `json_object: true`, `json_schema` → `json: <schema>`, `structural_tag`
 /// → the format as a JSON string, written as Python's `json.dumps` writes it), then held to
-/// exactly one constraint. Written with every field of vLLM's dataclass.
+/// exactly one constraint. Written with every field of vLLM's dataclass, its private
+/// `_backend` ones included, as vLLM's render writes them.
 fn structured_outputs(f: &SamplingFields) -> Result<Option<serde_json::Value>, RequestError> {
     use serde_json::{json, Value};
     let base = f.structured_outputs.as_ref().filter(|v| !v.is_null());
@@ -117,6 +125,7 @@ fn structured_outputs(f: &SamplingFields) -> Result<Option<serde_json::Value>, R
         "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
         "disable_any_whitespace": false, "disable_additional_properties": false,
         "whitespace_pattern": null, "structural_tag": null,
+        "_backend": null, "_backend_was_auto": false,
     });
     if let Some(base) = base {
         let Some(obj) = base.as_object() else {
@@ -126,7 +135,7 @@ fn structured_outputs(f: &SamplingFields) -> Result<Option<serde_json::Value>, R
             ));
         };
         for (k, v) in obj {
-            if out.get(k).is_none() {
+            if out.get(k).is_none() || k.starts_with('_') {
                 return Err(RequestError::invalid(
                     format!("structured_outputs.{k}"),
                     format!("structured_outputs has no field `{k}`"),
@@ -198,14 +207,37 @@ fn logprobs(f: &SamplingFields, chat: bool) -> Result<Option<u32>, RequestError>
 
 /// The model's EOS ids from `generation_config.json` plus the request's own, without
 /// duplicates (docs/api.md, "GenerateRequest").
-fn stop_token_ids(model: &Model, f: &SamplingFields) -> Vec<u32> {
-    let mut ids = model.eos_token_ids.clone();
-    for id in f.stop_token_ids.iter().flatten() {
-        if !ids.contains(id) {
-            ids.push(*id);
+/// The request's own stop tokens, as vLLM's render writes them: the model's EOS ids are
+/// added by the engine (`update_from_generation_config`), not here.
+fn stop_token_ids(f: &SamplingFields) -> Vec<u32> {
+    f.stop_token_ids.clone().unwrap_or_default()
+}
+
+/// `logit_bias`: token IDs (as strings) → biases, written as floats; a key that is not an
+/// integer, or a value that is not a number, is a 400.
+fn logit_bias(
+    f: &SamplingFields,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, RequestError> {
+    let Some(bias) = f.logit_bias.as_ref() else {
+        return Ok(None);
+    };
+    let mut out = serde_json::Map::with_capacity(bias.len());
+    for (k, v) in bias {
+        if k.trim().parse::<i64>().is_err() {
+            return Err(RequestError::invalid(
+                "logit_bias",
+                format!("logit_bias keys must be token IDs, got {k:?}"),
+            ));
         }
+        let x = v.as_f64().ok_or_else(|| {
+            RequestError::invalid(
+                format!("logit_bias.{k}"),
+                format!("logit_bias values must be numbers, got {v}"),
+            )
+        })?;
+        out.insert(k.clone(), serde_json::json!(x));
     }
-    ids
+    Ok(Some(out))
 }
 
 /// vLLM's `SamplingParams._verify_args`: what it refuses is a 400 naming the field.

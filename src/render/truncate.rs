@@ -1,0 +1,64 @@
+//! `truncate_prompt_tokens` / `truncation_side`: a prompt cut to its last (or first) N
+//! tokens, as vLLM's `TokenizeParams` cuts it. `-1` means `max_model_len`; a bound past the
+//! context, or below -1, is a 400. vLLM's side is `left` (keep the end) unless the request
+//! says `right`.
+
+use crate::error::RequestError;
+use crate::model::Model;
+
+/// The prompt IDs after the request's truncation (`ids` unchanged without one, or when it is
+/// already short enough).
+pub fn truncate_prompt(
+    model: &Model,
+    ids: Vec<u32>,
+    truncate_prompt_tokens: Option<i64>,
+    truncation_side: Option<&str>,
+) -> Result<Vec<u32>, RequestError> {
+    let right = match truncation_side {
+        None | Some("left") => false,
+        Some("right") => true,
+        Some(_) => {
+            return Err(RequestError::invalid(
+                "truncation_side",
+                "`truncation_side` must be either 'left' or 'right'.",
+            ))
+        }
+    };
+    let Some(n) = truncate_prompt_tokens else {
+        return Ok(ids);
+    };
+    let keep = match n {
+        -1 => match model.max_model_len {
+            Some(max) => max,
+            None => return Ok(ids),
+        },
+        n if n < -1 => {
+            return Err(RequestError::invalid(
+                "truncate_prompt_tokens",
+                "truncate_prompt_tokens: Input should be greater than or equal to -1",
+            ))
+        }
+        n => {
+            let n = n as u64;
+            if let Some(max) = model.max_model_len.filter(|max| n > *max) {
+                return Err(RequestError::invalid(
+                    "truncate_prompt_tokens",
+                    format!(
+                        "truncate_prompt_tokens={n} cannot be greater than max_model_len = {max}. \
+                         Please request a smaller truncation size."
+                    ),
+                ));
+            }
+            n
+        }
+    };
+    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+    if ids.len() <= keep {
+        return Ok(ids);
+    }
+    Ok(if right {
+        ids[..keep].to_vec()
+    } else {
+        ids[ids.len() - keep..].to_vec()
+    })
+}
