@@ -12,14 +12,13 @@ cargo build --release.
 Usage: bench-peers/vllmenv/bin/python scripts/sampling_params_vs_vllm.py [--all]
 (--all prints the agreeing cases too)
 """
-import contextlib, http.client, json, math, os, subprocess, sys, time
+import http.client, json, math, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_peer import ROOT, vllm_render  # noqa: E402
+from vllm_peer import ROOT, llm_render, vllm_render  # noqa: E402
 
 import vllm  # noqa: E402
 
-BIN = os.path.join(ROOT, "target/release/llm-render")
 VLLM_PORT, OURS_PORT = 31741, 31742
 BASE = {"model": "qwen3", "messages": [{"role": "user", "content": "Hello"}]}
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
@@ -85,26 +84,6 @@ def post(port, body):
     return r.status, json.loads(r.read() or b"null")
 
 
-@contextlib.contextmanager
-def ours(port):
-    proc = subprocess.Popen([BIN, "serve", "--port", str(port), "--model",
-                             f"qwen3={os.path.join(ROOT, 'fixtures/models/qwen3')}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(300):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        yield
-    finally:
-        proc.terminate()
-        proc.wait()
-
-
 def defaults():
     sp = vllm.SamplingParams()
     out = {}
@@ -154,7 +133,7 @@ def main():
     show_all = "--all" in sys.argv
     dflt = defaults()
     results = []
-    with ours(OURS_PORT), vllm_render("qwen3", VLLM_PORT, ["--served-model-name", "qwen3"], log="/tmp/vllm_sampling.log"):
+    with llm_render(OURS_PORT, ["--model", f"qwen3={os.path.join(ROOT, 'fixtures/models/qwen3')}"]), vllm_render("qwen3", VLLM_PORT, ["--served-model-name", "qwen3"], log="/tmp/vllm_sampling.log"):
         for name, extra in CASES:
             body = dict(BASE, **extra)
             vs, vout = post(VLLM_PORT, body)

@@ -14,12 +14,12 @@ Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip instal
 cargo build --release.
 Usage: bench-peers/vllmenv/bin/python scripts/stream_state_vllm_roundtrip.py
 """
-import contextlib, http.client, json, os, subprocess, sys, time
+import http.client, json, os, sys
 
 from vllm.entrypoints.scale_out.token_in_token_out.protocol import DerenderStreamState
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target/release/llm-render")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_peer import llm_render  # noqa: E402
 
 
 def post(port, path, body):
@@ -27,25 +27,6 @@ def post(port, path, body):
     c.request("POST", path, json.dumps(body), {"content-type": "application/json"})
     r = c.getresponse()
     return r.status, json.loads(r.read() or b"null")
-
-
-@contextlib.contextmanager
-def server(port, *flags):
-    proc = subprocess.Popen([BIN, "serve", "--port", str(port), *flags],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(200):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait()
 
 
 def fold(chunks):
@@ -121,7 +102,7 @@ def main():
     completion = {"prompt": "x"}
     C, R = "/v1/completions/derender", "/v1/chat/completions/derender"
 
-    with server(18931) as port:
+    with llm_render(18931) as port:
         ids = tokenize(port, plain_text)
         want = one_shot(port, C, "completion_request", completion, ids)
         for typed in (False, True):
@@ -136,7 +117,7 @@ def main():
         msg = (out.get("error") or {}).get("message", "") if isinstance(out, dict) else ""
         check("parsed chat stream, typed client, no replay flag: 400 naming the flag",
               status == 400 and "--derender-replay-state" in msg, f"{status} {out}")
-    with server(18932, "--derender-replay-state") as port:
+    with llm_render(18932, ["--derender-replay-state"]) as port:
         for typed in (False, True):
             status, got = stream(port, R, "chat_request", chat, pids, typed)
             check(f"parsed chat stream with --derender-replay-state, {'typed' if typed else 'verbatim'} client",

@@ -24,6 +24,36 @@ def model_dir(name, config=None):
     return d
 
 
+LLM_RENDER = os.path.join(ROOT, "target/release/llm-render")
+
+
+def wait_healthy(port, tries=600, pause=0.5):
+    """Polls http://127.0.0.1:PORT/health until it answers 200 (or the tries run out)."""
+    for _ in range(tries):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            c.request("GET", "/health")
+            if c.getresponse().status == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(pause)
+    return False
+
+
+@contextlib.contextmanager
+def llm_render(port, args=()):
+    """Serves `target/release/llm-render serve --port PORT ARGS` until the block ends."""
+    proc = subprocess.Popen([LLM_RENDER, "serve", "--port", str(port), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(port, tries=300, pause=0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 @contextlib.contextmanager
 def vllm_render(model, port, args, config=None, log=os.devnull):
     """Serves fixture `model` with `vllm launch render` until the block ends; yields its dir."""
@@ -32,15 +62,7 @@ def vllm_render(model, port, args, config=None, log=os.devnull):
                             env=dict(os.environ, VLLM_TARGET_DEVICE="cpu"),
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
     try:
-        for _ in range(600):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                c.request("GET", "/health")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.5)
+        wait_healthy(port)
         yield d
     finally:
         proc.terminate()

@@ -6,17 +6,11 @@
 
 mod common;
 
-use common::{assert_error, client, golden_server};
+use common::{assert_error, golden_server, post_json};
 use serde_json::{json, Value};
 
 fn post(path: &str, body: &Value) -> (u16, Value) {
-    let r = client()
-        .post(format!("{}{path}", golden_server()))
-        .json(body)
-        .send()
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().unwrap_or(Value::Null))
+    post_json(&format!("{}{path}", golden_server()), body)
 }
 
 const MESSAGES: &str = "/v1/messages/render";
@@ -239,7 +233,7 @@ fn tr_test_render_responses_returns_generate_request_without_stored_state() {
         RESPONSES,
         &json!({"model": "qwen3", "input": "Test prompt", "max_output_tokens": 12, "stream": true,
             "cache_salt": "request-salt", "priority": 3, "request_id": "resp_mine",
-            "kv_transfer_params": {"do_remote_prefill": true}}),
+            "kv_transfer_params": {"do_remote_prefill": true}, "ec_transfer_params": {"remote": true}}),
     );
     assert_eq!(out["request_id"], "resp_mine");
     assert_eq!(out["sampling_params"]["max_tokens"], 12);
@@ -251,6 +245,7 @@ fn tr_test_render_responses_returns_generate_request_without_stored_state() {
         out["kv_transfer_params"],
         json!({"do_remote_prefill": true})
     );
+    assert_eq!(out["ec_transfer_params"], json!({"remote": true}));
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! (vllm-project/vllm) under their names; `v_…` tests hold us to a validator of vLLM
 //! 0.33's `ChatCompletionRequest` / `CompletionRequest` / `SamplingParams` (named after it),
 //! with vLLM's message and the field as `param`. vLLM runs its tests on a tiny Llama; here the
-//! model is the Qwen3 fixture. The render tests we cannot pass yet (Messages and Responses
-//! routes, token offsets, assistant token masks) are listed in `docs/api.md`.
+//! model is the Qwen3 fixture. The file's Messages and Responses tests are in
+//! `tests/messages_responses_render.rs`; the ones we cannot pass yet (assistant token masks
+//! from `{% generation %}` templates) are listed in `docs/api.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -438,5 +439,154 @@ fn v_truncate_prompt_tokens() {
         ),
         Some("truncation_side"),
         "'left' or 'right'",
+    );
+}
+
+/// Character offsets of each token in `text`, checked as vLLM's tests check them.
+fn offsets_fit(out: &Value, text_len: Option<usize>) {
+    let ids = out["token_ids"].as_array().unwrap();
+    let offsets = out["token_offsets"].as_array().expect("token_offsets");
+    assert_eq!(offsets.len(), ids.len());
+    for o in offsets {
+        let (s, e) = (o[0].as_u64().unwrap(), o[1].as_u64().unwrap());
+        assert!(s <= e, "{o}");
+        if let Some(n) = text_len {
+            assert!(e as usize <= n, "{o}");
+        }
+    }
+}
+
+#[test]
+fn tr_test_completion_render_emits_token_offsets() {
+    let prompt = "Hello, world.";
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": prompt, "return_token_offsets": true}),
+    );
+    assert_eq!(code, 200, "{out}");
+    offsets_fit(&out[0], Some(prompt.chars().count()));
+    assert_eq!(out[0]["token_offsets"][0], json!([0, 5]), "Hello");
+}
+
+#[test]
+fn tr_test_completion_render_default_no_token_offsets() {
+    let (_, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "Hello, world."}),
+    );
+    assert!(
+        out[0].get("token_offsets").is_some_and(Value::is_null),
+        "{out}"
+    );
+}
+
+#[test]
+fn tr_test_chat_render_emits_token_offsets() {
+    let (code, out) = post(CHAT, &chat(json!({"return_token_offsets": true})));
+    assert_eq!(code, 200, "{out}");
+    offsets_fit(&out, None);
+}
+
+#[test]
+fn tr_test_chat_render_default_no_token_offsets() {
+    let (_, out) = post(CHAT, &chat(json!({})));
+    assert!(
+        out.get("token_offsets").is_some_and(Value::is_null),
+        "{out}"
+    );
+}
+
+#[test]
+fn tr_test_completion_render_truncated_token_offsets() {
+    let prompt = "The quick brown fox jumps over the lazy dog.";
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": prompt, "return_token_offsets": true,
+            "truncate_prompt_tokens": 4, "truncation_side": "left"}),
+    );
+    assert_eq!(code, 200, "{out}");
+    let first = &out[0];
+    assert_eq!(first["token_ids"].as_array().unwrap().len(), 4);
+    offsets_fit(first, Some(prompt.len()));
+    let offsets = first["token_offsets"].as_array().unwrap();
+    assert_eq!(offsets[3][1], prompt.len());
+    assert!(offsets[0][0].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn tr_test_completion_render_multiple_prompts_token_offsets() {
+    let prompts = ["Hello, world.", "Goodbye, world."];
+    let (_, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": prompts, "return_token_offsets": true}),
+    );
+    let list = out.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    for (item, p) in list.iter().zip(prompts) {
+        offsets_fit(item, Some(p.len()));
+    }
+}
+
+/// vLLM's mask tests that hold without `{% generation %}` support: the mask is absent unless
+/// asked for and the template marks assistant turns (the fixtures' do not).
+#[test]
+fn tr_test_chat_completion_render_assistant_tokens_mask_default_and_false() {
+    for extra in [
+        json!({}),
+        json!({"return_assistant_tokens_mask": false}),
+        json!({"return_assistant_tokens_mask": true}),
+    ] {
+        let (code, out) = post(CHAT, &chat(extra.clone()));
+        assert_eq!(code, 200, "{out}");
+        assert!(
+            out.get("assistant_tokens_mask").is_none_or(Value::is_null),
+            "{extra}"
+        );
+    }
+}
+
+/// The fields of vLLM's `GenerateRequest`, in its order.
+#[test]
+fn v_generate_request_fields_in_vllms_order() {
+    let (_, out) = post(
+        CHAT,
+        &chat(json!({"return_token_ids": true, "ec_transfer_params": {"a": 1}})),
+    );
+    let keys: Vec<&str> = out
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "request_id",
+            "token_ids",
+            "token_offsets",
+            "features",
+            "content_parts",
+            "sampling_params",
+            "model",
+            "reasoning_ended",
+            "reasoning_parser_kwargs",
+            "return_token_ids",
+            "output_mode",
+            "parse_context",
+            "stream",
+            "stream_options",
+            "cache_salt",
+            "priority",
+            "kv_transfer_params",
+            "ec_transfer_params"
+        ]
+    );
+    assert_eq!(out["output_mode"], "tokens");
+    assert_eq!(out["return_token_ids"], true);
+    assert_eq!(out["ec_transfer_params"], json!({"a": 1}));
+    refused(
+        post(CHAT, &chat(json!({"ec_transfer_params": 3}))),
+        Some("ec_transfer_params"),
+        "",
     );
 }

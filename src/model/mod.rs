@@ -213,6 +213,48 @@ impl Model {
             .decode(&self.tokenizer, ids, skip_special_tokens)
     }
 
+    /// Each token's (start, end) in characters of `text`, as a fast tokenizer's
+    /// `return_offsets_mapping` gives them (vLLM's `token_offsets`): from `tokenizers`' own
+    /// encoding of `text`, when it is exactly `ids` (`None` otherwise, as vLLM leaves them out
+    /// where it cannot compute them). Only run when a request asks for offsets.
+    pub fn token_offsets(
+        &self,
+        text: &str,
+        ids: &[u32],
+        add_special_tokens: bool,
+    ) -> Option<Vec<(usize, usize)>> {
+        let enc = self.tokenizer.encode(text, add_special_tokens).ok()?;
+        if enc.get_ids() != ids {
+            return None;
+        }
+        // Byte offsets → character offsets, in one pass over the text's char boundaries.
+        let mut chars_before = vec![0usize; text.len() + 1];
+        let mut count = 0;
+        for (b, _) in text.char_indices() {
+            chars_before[b] = count;
+            count += 1;
+        }
+        chars_before[text.len()] = count;
+        // A byte inside a character (a token split through one) counts as that character.
+        let mut last = 0;
+        for (b, slot) in chars_before.iter_mut().enumerate() {
+            if text.is_char_boundary(b) {
+                last = *slot;
+            } else {
+                *slot = last;
+            }
+        }
+        Some(
+            enc.get_offsets()
+                .iter()
+                .map(|&(s, e)| {
+                    let at = |b: usize| chars_before[b.min(text.len())];
+                    (at(s), at(e))
+                })
+                .collect(),
+        )
+    }
+
     /// Whether `id` names a token of this vocabulary (base or added).
     pub fn has_token(&self, id: u32) -> bool {
         self.decoder.has_token(&self.tokenizer, id)

@@ -5,23 +5,38 @@ use serde_json::Value;
 
 /// vLLM's `GenerateRequest`: what the render routes return and a token-in engine accepts.
 ///
-/// `{"request_id": "chatcmpl-<uuid>", "token_ids": [..], "features": null, "sampling_params":
-/// {..}, "model": "..", "stream": false, "stream_options": null, "cache_salt": null,
-/// "priority": 0, "kv_transfer_params": null}`
+/// `{"request_id": "chatcmpl-<uuid>", "token_ids": [..], "token_offsets": null, "features":
+/// null, "content_parts": null, "sampling_params": {..}, "model": "..", "reasoning_ended":
+/// null, "reasoning_parser_kwargs": null, "return_token_ids": null, "output_mode": "tokens",
+/// "parse_context": null, "stream": false, "stream_options": null, "cache_salt": null,
+/// "priority": 0, "kv_transfer_params": null, "ec_transfer_params": null}`: vLLM's fields in
+/// vLLM's order. `reasoning_ended`, `reasoning_parser_kwargs` and `parse_context` are not
+/// filled yet (docs/api.md, known differences).
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerateRequest {
     pub request_id: String,
     /// Shared with the prompt cache when it kept them.
     pub token_ids: std::sync::Arc<Vec<u32>>,
+    /// With `return_token_offsets`: each token's (start, end) in characters of the prompt.
+    pub token_offsets: Option<Vec<(usize, usize)>>,
     /// Multimodal features (images); `null` for text-only prompts.
     pub features: Option<Value>,
+    /// vLLM's raw multimodal input for the engine to resolve; never set by a render.
+    pub content_parts: Option<Value>,
     pub sampling_params: SamplingParams,
     pub model: String,
+    pub reasoning_ended: Option<bool>,
+    pub reasoning_parser_kwargs: Option<Value>,
+    pub return_token_ids: Option<bool>,
+    /// Always `tokens` from a render.
+    pub output_mode: &'static str,
+    pub parse_context: Option<Value>,
     pub stream: bool,
     pub stream_options: Option<Value>,
     pub cache_salt: Option<String>,
     pub priority: i64,
     pub kv_transfer_params: Option<Value>,
+    pub ec_transfer_params: Option<Value>,
     /// **(ext)** Present when the request asked for `return_block_hashes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_hashes: Option<Vec<Value>>,
@@ -47,6 +62,8 @@ impl GenerateRequest {
         serde_json::to_writer(&mut *out, &self.request_id)?;
         out.extend_from_slice(b",\"token_ids\":");
         super::fast_json::write_u32_array(out, &self.token_ids);
+        out.extend_from_slice(b",\"token_offsets\":");
+        serde_json::to_writer(&mut *out, &self.token_offsets)?;
         out.extend_from_slice(b",\"features\":");
         Ok(())
     }
@@ -56,13 +73,20 @@ impl GenerateRequest {
         /// Every field after `features`, borrowed, in declaration order.
         #[derive(Serialize)]
         struct Rest<'a> {
+            content_parts: &'a Option<Value>,
             sampling_params: &'a SamplingParams,
             model: &'a str,
+            reasoning_ended: Option<bool>,
+            reasoning_parser_kwargs: &'a Option<Value>,
+            return_token_ids: Option<bool>,
+            output_mode: &'static str,
+            parse_context: &'a Option<Value>,
             stream: bool,
             stream_options: &'a Option<Value>,
             cache_salt: &'a Option<String>,
             priority: i64,
             kv_transfer_params: &'a Option<Value>,
+            ec_transfer_params: &'a Option<Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
             block_hashes: &'a Option<Vec<Value>>,
         }
@@ -70,13 +94,20 @@ impl GenerateRequest {
         serde_json::to_writer(
             &mut *out,
             &Rest {
+                content_parts: &self.content_parts,
                 sampling_params: &self.sampling_params,
                 model: &self.model,
+                reasoning_ended: self.reasoning_ended,
+                reasoning_parser_kwargs: &self.reasoning_parser_kwargs,
+                return_token_ids: self.return_token_ids,
+                output_mode: self.output_mode,
+                parse_context: &self.parse_context,
                 stream: self.stream,
                 stream_options: &self.stream_options,
                 cache_salt: &self.cache_salt,
                 priority: self.priority,
                 kv_transfer_params: &self.kv_transfer_params,
+                ec_transfer_params: &self.ec_transfer_params,
                 block_hashes: &self.block_hashes,
             },
         )?;
@@ -141,14 +172,22 @@ mod tests {
         GenerateRequest {
             request_id: "chatcmpl-\"quoted\"\u{e9}".into(),
             token_ids: std::sync::Arc::new((0..2000).map(|i| i * 97 % 160_000).collect()),
+            token_offsets: Some(vec![(0, 3), (3, 5)]),
             features,
+            content_parts: None,
             sampling_params,
             model: "qwen3".into(),
+            reasoning_ended: None,
+            reasoning_parser_kwargs: None,
+            output_mode: "tokens",
+            parse_context: None,
             stream: true,
             stream_options: Some(serde_json::json!({"include_usage": true})),
             cache_salt: None,
             priority: -3,
             kv_transfer_params: None,
+            ec_transfer_params: Some(serde_json::json!({"remote": true})),
+            return_token_ids: Some(true),
             block_hashes,
         }
     }

@@ -120,6 +120,15 @@ with_sampling_fields! {
     pub priority: i64,
     #[serde(default)]
     pub kv_transfer_params: Option<Value>,
+    /// vLLM's encoder-cache transfer parameters (P/D for multimodal), passed through.
+    #[serde(default)]
+    pub ec_transfer_params: Option<Value>,
+    /// Ask for `token_offsets`: each prompt token's (start, end) in characters of the prompt.
+    #[serde(default)]
+    pub return_token_offsets: bool,
+    /// Passed to the engine: return the prompt's IDs with its output.
+    #[serde(default)]
+    pub return_token_ids: Option<bool>,
     #[serde(default)]
     pub request_id: Option<String>,
     /// vLLM's per-request processor options. Only `output_dtype` (**ext**: `float32` or
@@ -180,6 +189,15 @@ with_sampling_fields! {
     pub priority: i64,
     #[serde(default)]
     pub kv_transfer_params: Option<Value>,
+    /// vLLM's encoder-cache transfer parameters (P/D for multimodal), passed through.
+    #[serde(default)]
+    pub ec_transfer_params: Option<Value>,
+    /// Ask for `token_offsets`: each prompt token's (start, end) in characters of the prompt.
+    #[serde(default)]
+    pub return_token_offsets: bool,
+    /// Passed to the engine: return the prompt's IDs with its output.
+    #[serde(default)]
+    pub return_token_ids: Option<bool>,
     #[serde(default)]
     pub request_id: Option<String>,
     /// **(ext)** Adds `block_hashes` of each prompt's token IDs to its response.

@@ -329,6 +329,7 @@ impl ChatRequest {
         }
         tool_usage(self.tools.as_deref(), self.tool_choice.as_ref())?;
         transfer_params("kv_transfer_params", self.kv_transfer_params.as_ref())?;
+        transfer_params("ec_transfer_params", self.ec_transfer_params.as_ref())?;
         reasoning_effort(self.reasoning_effort.as_deref())?;
         if let Some(p) = self
             .mm_payload
@@ -364,6 +365,7 @@ impl CompletionRequest {
         }
         structured_outputs_count(self.structured_outputs.as_ref(), Some("structured_outputs"))?;
         transfer_params("kv_transfer_params", self.kv_transfer_params.as_ref())?;
+        transfer_params("ec_transfer_params", self.ec_transfer_params.as_ref())?;
         if self.suffix.as_ref().is_some_and(|s| !s.is_null()) {
             return Err(RequestError::invalid(
                 "suffix",

@@ -59,25 +59,30 @@ pub fn generate_request(
     req: &ChatRequest,
     mut rendered: ChatRendered,
 ) -> Result<GenerateRequest, RequestError> {
-    if req.truncate_prompt_tokens.is_some() || req.truncation_side.is_some() {
-        let ids = rendered.token_ids.as_ref().clone();
-        let len = ids.len();
-        let cut = super::truncate_prompt(
-            model,
-            ids,
-            req.truncate_prompt_tokens,
-            req.truncation_side.as_deref(),
-        )?;
-        if cut.len() != len {
-            if rendered.features.is_some() {
-                return Err(RequestError::invalid(
-                    "truncate_prompt_tokens",
-                    "truncate_prompt_tokens would cut a prompt with images (their placeholders \
-                     would no longer match)",
-                ));
-            }
-            rendered.token_ids = std::sync::Arc::new(cut);
+    // vLLM: offsets only for text prompts (its renderer has none with multimodal data),
+    // computed on the whole prompt and cut with it.
+    let mut token_offsets = if req.return_token_offsets && rendered.features.is_none() {
+        model.token_offsets(&rendered.prompt, &rendered.token_ids, false)
+    } else {
+        None
+    };
+    let len = rendered.token_ids.len();
+    let keep = super::truncate_prompt(
+        model,
+        len,
+        req.truncate_prompt_tokens,
+        req.truncation_side.as_deref(),
+    )?;
+    if keep.len() != len {
+        if rendered.features.is_some() {
+            return Err(RequestError::invalid(
+                "truncate_prompt_tokens",
+                "truncate_prompt_tokens would cut a prompt with images (their placeholders \
+                 would no longer match)",
+            ));
         }
+        token_offsets = token_offsets.map(|o| o[keep.clone()].to_vec());
+        rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
     }
     let sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
@@ -91,15 +96,23 @@ pub fn generate_request(
             .request_id
             .clone()
             .unwrap_or_else(|| request_id("chatcmpl")),
+        token_offsets,
         token_ids: rendered.token_ids,
         features: rendered.features,
+        content_parts: None,
         sampling_params,
         model: model.name.clone(),
+        reasoning_ended: None,
+        reasoning_parser_kwargs: None,
+        return_token_ids: req.return_token_ids,
+        output_mode: "tokens",
+        parse_context: None,
         stream: req.stream,
         stream_options: req.stream_options.clone(),
         cache_salt: req.cache_salt.clone(),
         priority: req.priority,
         kv_transfer_params: req.kv_transfer_params.clone(),
+        ec_transfer_params: req.ec_transfer_params.clone(),
         block_hashes,
     };
     Ok(out)

@@ -89,6 +89,10 @@ pub fn render_completion(
     let mut timings = Timings::default();
     let mut out = Vec::with_capacity(list.len());
     for (i, p) in list.into_iter().enumerate() {
+        let p_text = match &p {
+            Prompt::Text(text) => Some(*text),
+            Prompt::Ids(_) => None,
+        };
         let ids = match p {
             Prompt::Text(text) => {
                 let t = Instant::now();
@@ -112,12 +116,22 @@ pub fn render_completion(
                 "prompt renders to no tokens",
             ));
         }
-        let ids = super::truncate_prompt(
+        let offsets = match (&p_text, req.return_token_offsets) {
+            (Some(text), true) => model.token_offsets(text, &ids, req.add_special_tokens),
+            _ => None,
+        };
+        let keep = super::truncate_prompt(
             model,
-            ids,
+            ids.len(),
             req.truncate_prompt_tokens,
             req.truncation_side.as_deref(),
         )?;
+        let token_offsets = offsets.map(|o| o[keep.clone()].to_vec());
+        let ids = if keep.len() == ids.len() {
+            ids
+        } else {
+            ids[keep].to_vec()
+        };
         let sampling_params = build_sampling_params(model, &sampling, ids.len(), false)?;
         let block_hashes = req
             .return_block_hashes
@@ -131,14 +145,22 @@ pub fn render_completion(
                 base_id.clone()
             },
             token_ids: ids.into(),
+            token_offsets,
             features: None,
+            content_parts: None,
             sampling_params,
             model: model.name.clone(),
+            reasoning_ended: None,
+            reasoning_parser_kwargs: None,
+            return_token_ids: req.return_token_ids,
+            output_mode: "tokens",
+            parse_context: None,
             stream: req.stream,
             stream_options: req.stream_options.clone(),
             cache_salt: req.cache_salt.clone(),
             priority: req.priority,
             kv_transfer_params: req.kv_transfer_params.clone(),
+            ec_transfer_params: req.ec_transfer_params.clone(),
             block_hashes,
         });
     }

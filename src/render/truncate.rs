@@ -6,14 +6,14 @@
 use crate::error::RequestError;
 use crate::model::Model;
 
-/// The prompt IDs after the request's truncation (`ids` unchanged without one, or when it is
-/// already short enough).
+/// The part of a prompt of `len` tokens that the request's truncation keeps (all of it
+/// without one, or when it is already short enough).
 pub fn truncate_prompt(
     model: &Model,
-    ids: Vec<u32>,
+    len: usize,
     truncate_prompt_tokens: Option<i64>,
     truncation_side: Option<&str>,
-) -> Result<Vec<u32>, RequestError> {
+) -> Result<std::ops::Range<usize>, RequestError> {
     let right = match truncation_side {
         None | Some("left") => false,
         Some("right") => true,
@@ -25,12 +25,12 @@ pub fn truncate_prompt(
         }
     };
     let Some(n) = truncate_prompt_tokens else {
-        return Ok(ids);
+        return Ok(0..len);
     };
     let keep = match n {
         -1 => match model.max_model_len {
             Some(max) => max,
-            None => return Ok(ids),
+            None => return Ok(0..len),
         },
         n if n < -1 => {
             return Err(RequestError::invalid(
@@ -52,13 +52,6 @@ pub fn truncate_prompt(
             n
         }
     };
-    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
-    if ids.len() <= keep {
-        return Ok(ids);
-    }
-    Ok(if right {
-        ids[..keep].to_vec()
-    } else {
-        ids[ids.len() - keep..].to_vec()
-    })
+    let keep = usize::try_from(keep).unwrap_or(usize::MAX).min(len);
+    Ok(if right { 0..keep } else { len - keep..len })
 }

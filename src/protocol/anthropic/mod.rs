@@ -176,6 +176,7 @@ pub fn to_chat(body: &Value, s: &MessagesSettings) -> Result<Map<String, Value>,
     for key in [
         "cache_salt",
         "kv_transfer_params",
+        "ec_transfer_params",
         "vllm_xargs",
         "chat_template_kwargs",
         "watermarking",

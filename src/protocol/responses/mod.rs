@@ -32,7 +32,7 @@ fn bad(param: impl Into<String>, message: impl Into<String>) -> RequestError {
 }
 
 /// Sampling and option fields that mean the same in a chat request, copied as they are.
-const SAME: [&str; 22] = [
+const SAME: [&str; 23] = [
     "model",
     "temperature",
     "top_p",
@@ -51,6 +51,7 @@ const SAME: [&str; 22] = [
     "cache_salt",
     "priority",
     "kv_transfer_params",
+    "ec_transfer_params",
     "chat_template_kwargs",
     "mm_processor_kwargs",
     "mm_payload",
