@@ -111,25 +111,6 @@ with_sampling_fields! {
     #[serde(default)]
     pub chat_template_kwargs: Option<Map<String, Value>>,
     #[serde(default)]
-    pub stream: bool,
-    #[serde(default)]
-    pub stream_options: Option<Value>,
-    #[serde(default)]
-    pub cache_salt: Option<String>,
-    #[serde(default)]
-    pub priority: i64,
-    #[serde(default)]
-    pub kv_transfer_params: Option<Value>,
-    /// vLLM's encoder-cache transfer parameters (P/D for multimodal), passed through.
-    #[serde(default)]
-    pub ec_transfer_params: Option<Value>,
-    /// Ask for `token_offsets`: each prompt token's (start, end) in characters of the prompt.
-    #[serde(default)]
-    pub return_token_offsets: bool,
-    /// Passed to the engine: return the prompt's IDs with its output.
-    #[serde(default)]
-    pub return_token_ids: Option<bool>,
-    #[serde(default)]
     pub request_id: Option<String>,
     /// vLLM's per-request processor options. Only `output_dtype` (**ext**: `float32` or
     /// `bfloat16` for `mm_tensors`) is accepted so far; other keys are refused rather
@@ -179,25 +160,6 @@ with_sampling_fields! {
     /// vLLM's default for completions: the tokenizer's post-processor adds BOS where it does.
     #[serde(default = "yes")]
     pub add_special_tokens: bool,
-    #[serde(default)]
-    pub stream: bool,
-    #[serde(default)]
-    pub stream_options: Option<Value>,
-    #[serde(default)]
-    pub cache_salt: Option<String>,
-    #[serde(default)]
-    pub priority: i64,
-    #[serde(default)]
-    pub kv_transfer_params: Option<Value>,
-    /// vLLM's encoder-cache transfer parameters (P/D for multimodal), passed through.
-    #[serde(default)]
-    pub ec_transfer_params: Option<Value>,
-    /// Ask for `token_offsets`: each prompt token's (start, end) in characters of the prompt.
-    #[serde(default)]
-    pub return_token_offsets: bool,
-    /// Passed to the engine: return the prompt's IDs with its output.
-    #[serde(default)]
-    pub return_token_ids: Option<bool>,
     #[serde(default)]
     pub request_id: Option<String>,
     /// **(ext)** Adds `block_hashes` of each prompt's token IDs to its response.

@@ -8,8 +8,9 @@ pub enum StopSpec {
     Many(Vec<String>),
 }
 
-/// Declares a request struct with the sampling fields shared by chat and completion
-/// requests (OpenAI + vLLM extras) appended, and `fn sampling(&self) -> SamplingFields`.
+/// Declares a request struct with the fields chat and completion requests share appended
+/// (the sampling fields, OpenAI's and vLLM's, and the ones passed to the engine as they are),
+/// and `fn sampling(&self) -> SamplingFields`.
 /// The fields are real struct fields, not `#[serde(flatten)]`, so a type error names the
 /// field (`temperature: invalid type ...`) and the body is parsed once.
 macro_rules! with_sampling_fields {
@@ -54,6 +55,19 @@ macro_rules! with_sampling_fields {
             /// vLLM's prompt truncation (`render::truncate`): keep N tokens (-1: the context).
             #[serde(default)] pub truncate_prompt_tokens: Option<i64>,
             #[serde(default)] pub truncation_side: Option<String>,
+            // The GenerateRequest fields both requests pass to the engine.
+            #[serde(default)] pub stream: bool,
+            #[serde(default)] pub stream_options: Option<serde_json::Value>,
+            #[serde(default)] pub cache_salt: Option<String>,
+            #[serde(default)] pub priority: i64,
+            #[serde(default)] pub kv_transfer_params: Option<serde_json::Value>,
+            /// vLLM's encoder-cache transfer parameters (P/D for multimodal), passed through.
+            #[serde(default)] pub ec_transfer_params: Option<serde_json::Value>,
+            /// Ask for `token_offsets`: each prompt token's (start, end) in characters of the
+            /// prompt.
+            #[serde(default)] pub return_token_offsets: bool,
+            /// Passed to the engine: return the prompt's IDs with its output.
+            #[serde(default)] pub return_token_ids: Option<bool>,
         }
 
         impl $name {
