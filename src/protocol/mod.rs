@@ -3,6 +3,7 @@
 //! so routers and trainers written against vLLM's render tier work unchanged.
 
 pub mod anthropic;
+mod chat_tool;
 pub mod fast_json;
 mod generate;
 mod ids;

@@ -2,6 +2,7 @@
 
 use super::bad;
 use crate::error::RequestError;
+use crate::protocol::chat_tool::chat_function_tool;
 use serde_json::{json, Map, Value};
 
 /// `tools` (with the system messages' `tool_addition` / `tool_removal`) and `tool_choice`.
@@ -89,19 +90,7 @@ fn function_tool(t: &Value, at: &str) -> Result<Value, RequestError> {
     if !schema.contains_key("type") {
         schema.insert("type".into(), json!("object"));
     }
-    let mut function = Map::new();
-    function.insert("name".into(), json!(name));
-    function.insert(
-        "description".into(),
-        t.get("description").cloned().unwrap_or(Value::Null),
-    );
-    function.insert("parameters".into(), Value::Object(schema));
-    for key in ["strict", "defer_loading"] {
-        if let Some(v) = t.get(key).filter(|v| !v.is_null()) {
-            function.insert(key.into(), v.clone());
-        }
-    }
-    Ok(json!({"type": "function", "function": function}))
+    Ok(chat_function_tool(name, Value::Object(schema), t))
 }
 
 /// The system messages' `tool_addition` / `tool_removal` blocks, in order, over the declared

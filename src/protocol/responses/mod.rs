@@ -24,6 +24,7 @@ mod items;
 #[cfg(test)]
 mod tests;
 
+use super::chat_tool::chat_function_tool;
 use crate::error::RequestError;
 use serde_json::{json, Map, Value};
 
@@ -215,22 +216,8 @@ fn text_format(req: &Map<String, Value>, out: &mut Map<String, Value>) -> Result
 
 /// A Responses function tool in chat's shape; `name` as given.
 fn function_tool(t: &Value, name: String) -> Value {
-    let mut function = Map::new();
-    function.insert("name".into(), Value::String(name));
-    function.insert(
-        "description".into(),
-        t.get("description").cloned().unwrap_or(Value::Null),
-    );
-    function.insert(
-        "parameters".into(),
-        t.get("parameters").cloned().unwrap_or(Value::Null),
-    );
-    for key in ["strict", "defer_loading"] {
-        if let Some(v) = t.get(key).filter(|v| !v.is_null()) {
-            function.insert(key.into(), v.clone());
-        }
-    }
-    json!({"type": "function", "function": function})
+    let parameters = t.get("parameters").cloned().unwrap_or(Value::Null);
+    chat_function_tool(&name, parameters, t)
 }
 
 fn tool_name(t: &Value, at: &str) -> Result<String, RequestError> {
