@@ -55,6 +55,22 @@ impl RequestError {
         }
     }
 
+    /// The error of a request nested in another under `field`: its `param` prefixed
+    /// (`messages_request.tools[0].name`).
+    pub fn nested_in(self, field: &str) -> Self {
+        match self {
+            RequestError::InvalidRequest { message, param } => RequestError::InvalidRequest {
+                message,
+                param: Some(param.map_or_else(|| field.to_string(), |p| format!("{field}.{p}"))),
+            },
+            RequestError::Unsupported { message, param } => RequestError::Unsupported {
+                message,
+                param: format!("{field}.{param}"),
+            },
+            other => other,
+        }
+    }
+
     pub fn param(&self) -> Option<&str> {
         match self {
             RequestError::InvalidRequest { param, .. } => param.as_deref(),

@@ -55,6 +55,11 @@ pub struct TagReasoningParser {
 }
 
 impl TagReasoningParser {
+    /// The tags this parser splits by.
+    pub fn spec(&self) -> &TagSpec {
+        &self.spec
+    }
+
     pub fn new(spec: TagSpec) -> Self {
         let mode = if spec.starts_in_reasoning {
             Mode::Reasoning

@@ -8,11 +8,16 @@
 //! * `vllm_state.rs`: `stream_state` on the wire (vLLM's object around the signed state).
 //! * `request.rs`, `route.rs`, `respond.rs` / `stream.rs`: the derender routes' request, their
 //!   entry, and their whole-output and streamed responses.
+//! * `reshape.rs` with `messages.rs` / `responses.rs` **(ext)**: the Messages and Responses
+//!   derender routes, the chat derender's output in those APIs' shapes.
 
 mod detok;
 mod logprobs;
+mod messages;
 mod request;
+mod reshape;
 mod respond;
+mod responses;
 mod route;
 mod session;
 mod state;
@@ -22,6 +27,7 @@ mod vllm_state;
 
 pub use detok::{DetokState, IncrementalDetokenizer};
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
+pub use reshape::{derender_as, Api};
 pub use route::derender;
 pub use session::{ChoiceState, Delta, Options};
 pub use state::{StateCodec, StreamState};

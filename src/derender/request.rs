@@ -113,6 +113,14 @@ pub struct DerenderRequest {
     pub chat_request: Option<Map<String, Value>>,
     #[serde(default)]
     pub completion_request: Option<Map<String, Value>>,
+    /// **(ext)** `/v1/messages/derender`: the Anthropic Messages request (its `messages`
+    /// may be left out); the server converts it into `chat_request`.
+    #[serde(default)]
+    pub messages_request: Option<Map<String, Value>>,
+    /// **(ext)** `/v1/responses/derender`: the Responses request (its `input` may be left
+    /// out); converted into `chat_request`, its settings echoed in the response.
+    #[serde(default)]
+    pub responses_request: Option<Map<String, Value>>,
 }
 
 /// Chat or text completions.
@@ -337,6 +345,15 @@ fn reasoning_for(
         "auto" => reasoning_parser(&model.name),
         name => reasoning_parser(name),
     }
+}
+
+/// The reasoning tags a chat request's output is split by, if any.
+pub fn reasoning_spec(
+    cfg: &DerenderConfig,
+    model: &Model,
+    req: &Map<String, Value>,
+) -> Option<llm_render_parsers::TagSpec> {
+    reasoning_for(&cfg.reasoning_parser, model, req).map(|p| p.spec().clone())
 }
 
 /// The tool parser name for a request, if tool calls are parsed.

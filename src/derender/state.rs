@@ -15,6 +15,8 @@
 //! state whose MAC checks and equals the cached one is taken from the cache without decoding
 //! its payload. The MAC is checked on every state, cached or not.
 
+use super::messages::MessagesStream;
+use super::responses::ResponsesStream;
 use super::session::{ChoiceState, Options};
 use crate::error::RequestError;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -32,6 +34,27 @@ pub struct StreamState {
     pub prompt_tokens: usize,
     pub opts: Options,
     pub choices: Vec<ChoiceState>,
+    /// A Messages or Responses stream's own fields (`reshape.rs`); none for chat and
+    /// completions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiStream>,
+}
+
+/// A Messages or Responses stream's own fields (`reshape.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ApiStream {
+    Messages(MessagesStream),
+    Responses(Box<ResponsesStream>),
+}
+
+impl ApiStream {
+    /// The API, as the routes name it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ApiStream::Messages(_) => "messages",
+            ApiStream::Responses(_) => "responses",
+        }
+    }
 }
 
 const MAC_LEN: usize = 16;
@@ -178,6 +201,7 @@ mod tests {
             prompt_tokens: 3,
             opts: Options::default(),
             choices: Vec::new(),
+            api: None,
         }
     }
 

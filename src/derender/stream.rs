@@ -21,7 +21,7 @@ use super::request::{
 };
 use super::respond::{call_id, choice_logprobs, id_prefix};
 use super::session::{ChoiceState, Delta, Replay};
-use super::state::StreamState;
+use super::state::{ApiStream, StreamState};
 use super::vllm_state::{self, Incoming};
 use crate::error::RequestError;
 use crate::model::Model;
@@ -40,12 +40,68 @@ pub(super) fn stream_chunk(
     kind: Kind,
     output: &GenerateResponse,
 ) -> Result<Value, RequestError> {
+    let (state, chunk) = advance(model, req, cfg, kind, output, None)?;
+    Ok(json!({"chunk": chunk, "stream_state": wire(model, cfg, &state)?}))
+}
+
+/// The state as the client carries it: vLLM's fields around the signed state.
+pub(super) fn wire(
+    model: &Model,
+    cfg: &DerenderConfig,
+    state: &StreamState,
+) -> Result<Value, RequestError> {
+    let signed = cfg.states.encode(state)?;
+    let call_ids = match state.choices.as_slice() {
+        [st] => (0..st.tool_calls)
+            .map(|i| call_id(&state.id, st.index, i))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(vllm_state::write(state, signed, model, call_ids))
+}
+
+/// One engine chunk through the stream's choices: the `chat.completion.chunk` (or
+/// `text_completion`) it becomes, and the state after it. `api` names the shape a
+/// Messages or Responses stream is reshaped into (`reshape.rs`); a state is only taken
+/// back by the route that issued it.
+pub(super) fn advance(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+    output: &GenerateResponse,
+    api: Option<&'static str>,
+) -> Result<(StreamState, Value), RequestError> {
     let original = req.original(kind);
     let incoming = vllm_state::read(req.stream_state.as_ref(), &cfg.states, &model.name)?;
     let resumed = incoming.is_some();
     let mut state = match incoming {
-        Some(Incoming::Signed(state)) => state,
+        Some(Incoming::Signed(state)) => {
+            let issued = state.api.as_ref().map(ApiStream::name);
+            if issued != api {
+                return Err(RequestError::invalid(
+                    "stream_state",
+                    format!(
+                        "this stream_state belongs to a {} derender stream, not a {} one",
+                        issued.unwrap_or(id_prefix(kind)),
+                        api.unwrap_or(id_prefix(kind))
+                    ),
+                ));
+            }
+            state
+        }
         None => new_state(model, req, cfg, kind, output),
+        Some(Incoming::Fields(_)) if api.is_some() => {
+            return Err(RequestError::invalid(
+                "stream_state",
+                format!(
+                    "a {} derender stream resumes only from its signed state: pass \
+                     stream_state back with its `{}` field",
+                    api.unwrap_or_default(),
+                    vllm_state::SIGNED_FIELD
+                ),
+            ))
+        }
         Some(Incoming::Fields(fields)) => {
             let mut state = new_state(model, req, cfg, kind, output);
             from_vllm_fields(&mut state, fields, model, req, cfg, kind, output)?;
@@ -144,15 +200,7 @@ pub(super) fn stream_chunk(
             chunk["prompt_token_ids"] = json!(ids);
         }
     }
-    let signed = cfg.states.encode(&state)?;
-    let call_ids = match state.choices.as_slice() {
-        [st] => (0..st.tool_calls)
-            .map(|i| call_id(&state.id, st.index, i))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let wire = vllm_state::write(&state, signed, model, call_ids);
-    Ok(json!({"chunk": chunk, "stream_state": wire}))
+    Ok((state, chunk))
 }
 
 fn returns_token_ids(original: &Map<String, Value>) -> bool {
@@ -180,6 +228,7 @@ fn new_state(
         prompt_tokens: req.prompt_count(0, output),
         opts: options(cfg, model, kind, req.original(kind)),
         choices: Vec::new(),
+        api: None,
     }
 }
 

@@ -25,9 +25,17 @@ pub fn messages_to_chat(
     body: &Value,
     opts: &RenderOptions,
 ) -> Result<ChatRequest, RequestError> {
-    let settings = settings(model, opts);
-    let chat = to_chat(body, &settings)?;
+    let chat = messages_to_chat_map(model, body, opts)?;
     parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)
+}
+
+/// The chat request a Messages body converts to, as JSON (what derender reads).
+pub fn messages_to_chat_map(
+    model: &Model,
+    body: &Value,
+    opts: &RenderOptions,
+) -> Result<serde_json::Map<String, Value>, RequestError> {
+    to_chat(body, &settings(model, opts))
 }
 
 /// The model's probed settings (cached per model).

@@ -88,6 +88,14 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: work!(routes::completion_derender),
     },
     Route {
+        path: "/v1/messages/derender",
+        handler: work!(routes::messages_derender),
+    },
+    Route {
+        path: "/v1/responses/derender",
+        handler: work!(routes::responses_derender),
+    },
+    Route {
         path: "/health",
         handler: Handler::Info(|_| StatusCode::OK.into_response()),
     },

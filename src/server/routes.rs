@@ -331,6 +331,74 @@ async fn derender(
     Ok(Json(out))
 }
 
+pub async fn messages_derender(
+    st: Arc<AppState>,
+    bytes: Bytes,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    reshaped_derender(st, bytes, true).await
+}
+
+pub async fn responses_derender(
+    st: Arc<AppState>,
+    bytes: Bytes,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    reshaped_derender(st, bytes, false).await
+}
+
+/// A Messages (`messages`) or Responses derender: the original request converted to the
+/// chat request it rendered as, without its conversation (derender reads only settings).
+async fn reshaped_derender(
+    st: Arc<AppState>,
+    bytes: Bytes,
+    messages: bool,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    use crate::derender::{derender_as, Api, DerenderRequest};
+    let out = cpu_work(&st, bytes, move |st, bytes| {
+        let mut req: DerenderRequest = parse_json(&bytes)?;
+        let model = st.models.get(req.model.as_deref())?;
+        let (field, conversation) = if messages {
+            ("messages_request", "messages")
+        } else {
+            ("responses_request", "input")
+        };
+        let original = if messages {
+            req.messages_request.take()
+        } else {
+            req.responses_request.take()
+        };
+        if let Some(original) = &original {
+            let mut body: serde_json::Map<String, Value> = original
+                .iter()
+                .filter(|(k, _)| *k != conversation)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            body.insert(conversation.into(), Value::Array(Vec::new()));
+            body.entry("model")
+                .or_insert_with(|| Value::String(model.name.clone()));
+            if messages {
+                // Only bounds `thinking.budget_tokens` here; the render checked the real one.
+                body.entry("max_tokens").or_insert_with(|| u32::MAX.into());
+            }
+            let body = Value::Object(body);
+            let chat = if messages {
+                render::anthropic::messages_to_chat_map(&model, &body, &st.config.render)
+            } else {
+                crate::protocol::responses::to_chat(&body)
+            };
+            req.chat_request = Some(chat.map_err(|e| e.nested_in(field))?);
+        }
+        let empty = serde_json::Map::new();
+        let api = if messages {
+            Api::Messages
+        } else {
+            Api::Responses(original.as_ref().unwrap_or(&empty))
+        };
+        derender_as(&model, &req, &st.config.derender, api)
+    })
+    .await?;
+    Ok(Json(out))
+}
+
 pub fn models(st: &AppState) -> Json<ModelList> {
     let created = crate::protocol::unix_now();
     let data = st

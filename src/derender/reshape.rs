@@ -1,0 +1,190 @@
+//! `/v1/messages/derender` and `/v1/responses/derender` **(ext)**: the chat derender (the
+//! same session, parsers and signed state), its output reshaped into Anthropic Messages
+//! (`messages.rs`) or OpenAI Responses (`responses.rs`).
+//!
+//! Request: as chat derender's (docs/api.md), with the original request as
+//! `messages_request` or `responses_request` in place of `chat_request`; the server converts
+//! it to the chat request it rendered as (`render::anthropic` / `render::responses`), so
+//! tools, stop sequences and thinking settings are read the same way as on render.
+//! One-shot answers a Messages `message` or a `response` object; a stream chunk answers
+//! `{"events": [{"type": …}, …], "stream_state": {…}}`, the events in order (an SSE writer
+//! sends each as `event: <type>` / `data: <json>`). One choice per request (`n` = 1), as both
+//! APIs have. A stream's state is only taken back by the route that issued it, and only in
+//! its signed form.
+
+use super::messages::{self, MessagesStream};
+use super::request::{reasoning_spec, DerenderConfig, DerenderRequest, Kind};
+use super::respond::check_ids;
+use super::responses::{self, Counts, Echo, Head, ResponsesStream};
+use super::state::ApiStream;
+use super::stream::{advance, wire};
+use crate::error::RequestError;
+use crate::model::Model;
+use llm_render_parsers::TagSpec;
+use serde_json::{json, Map, Value};
+
+/// The shape a chat derender is reshaped into.
+#[derive(Debug, Clone, Copy)]
+pub enum Api<'a> {
+    Messages,
+    /// With the Responses request, whose settings the response echoes.
+    Responses(&'a Map<String, Value>),
+}
+
+impl Api<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Api::Messages => "messages",
+            Api::Responses(_) => "responses",
+        }
+    }
+}
+
+/// Reasoning tokens among `ids`: those between the reasoning tags, when each tag is one
+/// token of the model (vLLM's `count_reasoning_tokens`); `inside` carries across chunks.
+fn count_reasoning(model: &Model, spec: Option<&TagSpec>, ids: &[u32], inside: &mut bool) -> usize {
+    let Some(spec) = spec else { return 0 };
+    let start = model.tokenizer.token_to_id(&spec.start);
+    let end = model.tokenizer.token_to_id(&spec.end);
+    let mut n = 0;
+    for &id in ids {
+        if Some(id) == start {
+            *inside = true;
+        } else if Some(id) == end {
+            *inside = false;
+        } else if *inside {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A Responses id: the request's `request_id`, else the engine's when it is one, else
+/// `resp_` and the engine's id.
+fn response_id(chat_id: &str, req: &Map<String, Value>) -> String {
+    if let Some(id) = req.get("request_id").and_then(Value::as_str) {
+        return id.to_string();
+    }
+    if chat_id.starts_with("resp_") {
+        return chat_id.to_string();
+    }
+    format!(
+        "resp_{}",
+        chat_id.strip_prefix("chatcmpl-").unwrap_or(chat_id)
+    )
+}
+
+fn one_choice(field: &str, n: usize, api: Api) -> Result<(), RequestError> {
+    if n > 1 {
+        return Err(RequestError::invalid(
+            format!("{field}.choices"),
+            format!(
+                "{} derender takes one choice (got {n}): the API has no `n`",
+                api.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Derenders a Messages or Responses request (`req.chat_request` is its chat form).
+pub fn derender_as(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    api: Api,
+) -> Result<Value, RequestError> {
+    if !req.stream {
+        let one = req.generate_response.as_ref();
+        one_choice("generate_response", one.map_or(0, |r| r.choices.len()), api)?;
+        let chat = super::route::derender(model, req, cfg, Kind::Chat)?;
+        return match api {
+            Api::Messages => messages::message(&chat),
+            Api::Responses(original) => {
+                let prompt = chat["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
+                let output = chat["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+                let spec = reasoning_spec(cfg, model, req.original(Kind::Chat));
+                let ids = one
+                    .and_then(|r| r.choices.first())
+                    .map_or(&[][..], |c| c.ids());
+                let mut inside = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
+                let hidden = chat["choices"][0]["message"]["reasoning"].is_null();
+                let reasoning = if hidden {
+                    0
+                } else {
+                    count_reasoning(model, spec.as_ref(), ids, &mut inside)
+                };
+                let room = model.max_model_len.map(|m| m.saturating_sub(prompt));
+                let echo = Echo::new(original, room);
+                let id = response_id(chat["id"].as_str().unwrap_or_default(), original);
+                let head = Head {
+                    id: &id,
+                    created: chat["created"].as_u64().unwrap_or(0),
+                    model: &model.name,
+                    echo: &echo,
+                    kv_transfer_params: chat["kv_transfer_params"].clone(),
+                };
+                let counts = Counts {
+                    input: prompt as usize,
+                    output: output as usize,
+                    reasoning,
+                };
+                Ok(responses::response(&chat, &head, counts))
+            }
+        };
+    }
+    let output = req.chunk()?;
+    one_choice("generate_chunk", output.choices.len(), api)?;
+    for (ci, c) in output.choices.iter().enumerate() {
+        check_ids(model, "generate_chunk", ci, c.ids())?;
+    }
+    req.check_prompts(1, model.max_model_len)?;
+    let (mut state, chunk) = advance(model, req, cfg, Kind::Chat, output, Some(api.name()))?;
+    let prompt = state.prompt_tokens;
+    let st = state.choices.first();
+    let completion = st.map_or(0, |c| c.tokens);
+    let spec = st.and_then(|c| c.reasoning_spec()).cloned();
+    let events = match api {
+        Api::Messages => {
+            let slot = state
+                .api
+                .get_or_insert_with(|| ApiStream::Messages(MessagesStream::default()));
+            match slot {
+                ApiStream::Messages(m) => m.events(&chunk, prompt, completion),
+                ApiStream::Responses(_) => Vec::new(),
+            }
+        }
+        Api::Responses(original) => {
+            let slot = state.api.get_or_insert_with(|| {
+                let room = model.max_model_len.map(|m| m.saturating_sub(prompt as u64));
+                let mut s = ResponsesStream::new(
+                    response_id(&state.id, original),
+                    state.created,
+                    Echo::new(original, room),
+                );
+                s.in_reasoning = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
+                ApiStream::Responses(Box::new(s))
+            });
+            match slot {
+                ApiStream::Responses(r) => {
+                    let ids = output.choices.first().map_or(&[][..], |c| c.ids());
+                    if !state.opts.hide_reasoning {
+                        let mut inside = r.in_reasoning;
+                        r.reasoning_tokens +=
+                            count_reasoning(model, spec.as_ref(), ids, &mut inside);
+                        r.in_reasoning = inside;
+                    }
+                    let kv = output.kv_transfer_params.clone().unwrap_or(Value::Null);
+                    let counts = Counts {
+                        input: prompt,
+                        output: completion,
+                        reasoning: r.reasoning_tokens,
+                    };
+                    r.events(&chunk, &model.name, &kv, counts)
+                }
+                ApiStream::Messages(_) => Vec::new(),
+            }
+        }
+    };
+    Ok(json!({"events": events, "stream_state": wire(model, cfg, &state)?}))
+}
