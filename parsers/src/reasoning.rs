@@ -32,6 +32,57 @@ pub struct TagSpec {
     /// A marker that ends reasoning without being consumed (it starts the content).
     #[serde(default)]
     pub implicit_end: Option<String>,
+    /// Tokens that start or end a turn (Qwen3's `<|im_start|>`, `<|im_end|>`): for
+    /// [`TagSpec::prompt_ends_reasoning`], the scan back through the prompt stops at them, as
+    /// vLLM's parser-engine parsers do. Empty: vLLM's basic rule.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_boundaries: Vec<String>,
+}
+
+impl TagSpec {
+    /// vLLM's `is_reasoning_end` on a rendered prompt: whether generation starts after
+    /// reasoning. `id` gives a tag's token ID (tags that are not one token never match).
+    ///
+    /// * Basic rule (`reasoning/basic_parsers.py`, no turn boundaries): the last start or end
+    ///   tag in the prompt decides; neither is `false`.
+    /// * Parser-engine rule (`parser/engine/parser_engine.py`, with turn boundaries): back
+    ///   from the end, an end tag (or the implicit end marker) is `true`, a start tag
+    ///   `false`; a turn boundary stops the scan, and then reasoning has ended unless the
+    ///   output starts in it (`thinking` on and `starts_in_reasoning`).
+    pub fn prompt_ends_reasoning(
+        &self,
+        prompt: &[u32],
+        thinking: bool,
+        id: impl Fn(&str) -> Option<u32>,
+    ) -> bool {
+        let start = id(&self.start);
+        let end = id(&self.end);
+        if self.turn_boundaries.is_empty() {
+            for &t in prompt.iter().rev() {
+                if Some(t) == start {
+                    return false;
+                }
+                if Some(t) == end {
+                    return true;
+                }
+            }
+            return false;
+        }
+        let implicit = self.implicit_end.as_deref().and_then(&id);
+        let bounds: Vec<u32> = self.turn_boundaries.iter().filter_map(|b| id(b)).collect();
+        for &t in prompt.iter().rev() {
+            if Some(t) == end || (implicit.is_some() && Some(t) == implicit) {
+                return true;
+            }
+            if Some(t) == start {
+                return false;
+            }
+            if bounds.contains(&t) {
+                break;
+            }
+        }
+        !(thinking && self.starts_in_reasoning)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -42,6 +42,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         end: end.into(),
         starts_in_reasoning,
         implicit_end: None,
+        turn_boundaries: Vec::new(),
     })
 }
 
@@ -69,6 +70,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 end: "</think>".into(),
                 starts_in_reasoning: true,
                 implicit_end: Some("<tool_call>".into()),
+                // vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
+                turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
             })
         },
     },

@@ -242,6 +242,8 @@ impl ModelArgs {
                 max_file_bytes: 64 << 20,
             },
             fetcher: images.fetcher(),
+            reasoning_parser: "auto".into(),
+            tool_call_parser: "auto".into(),
             tensor_dtype: images.mm_tensor_dtype,
         }
     }

@@ -123,7 +123,7 @@ pub fn audit(
         bytes: Some(rendered.prompt.len() as u64),
         detail: "the chat template's output".into(),
     });
-    let out = generate_request(model, req, rendered)?;
+    let out = generate_request(model, req, opts, rendered)?;
     let tokens = out.token_ids.len();
     hops.push(Hop {
         hop: "token IDs".into(),

@@ -2,6 +2,7 @@
 //! default.
 
 use super::args::{ModelArgs, ParserArgs};
+use crate::render::RenderOptions;
 use crate::server::{self, AppState, ServerConfig};
 use clap::{Args, ValueEnum};
 use std::time::Duration;
@@ -121,7 +122,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_blocking_renders: args
             .max_blocking_renders
             .unwrap_or_else(crate::server::available_cores),
-        render: args.model.render_options(),
+        render: RenderOptions {
+            reasoning_parser: args.parsers.reasoning_parser.clone(),
+            tool_call_parser: args.parsers.tool_call_parser.clone(),
+            ..args.model.render_options()
+        },
         derender: args.parsers.derender_config(),
     };
     let state = AppState::new(models, config)?;

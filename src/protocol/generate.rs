@@ -10,8 +10,8 @@ use serde_json::Value;
 /// null, "reasoning_parser_kwargs": null, "return_token_ids": null, "output_mode": "tokens",
 /// "parse_context": null, "stream": false, "stream_options": null, "cache_salt": null,
 /// "priority": 0, "kv_transfer_params": null, "ec_transfer_params": null}`: vLLM's fields in
-/// vLLM's order. `reasoning_ended`, `reasoning_parser_kwargs` and `parse_context` are not
-/// filled yet (docs/api.md, known differences).
+/// vLLM's order. `reasoning_ended`, `reasoning_parser_kwargs` and `parse_context` are filled
+/// by `render::parse_context` as vLLM's render fills them.
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerateRequest {
     pub request_id: String,

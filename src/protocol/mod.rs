@@ -18,8 +18,8 @@ pub use generate::{GenerateRequest, ModelCard, ModelList};
 pub use ids::{request_id, unix_now};
 pub use message::{Field, Message};
 pub use requests::{
-    parse_json, parse_json_shared, ChatRequest, CompletionRequest, DetokenizeRequest,
-    DetokenizeResponse, TokenizeRequest, TokenizeResponse,
+    parse_json, parse_json_shared, ChatRequest, CompletionRequest, ConvertedFrom,
+    DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse,
 };
 pub use sampling::{SamplingFields, SamplingParams, StopSpec};
 pub use text::Text;

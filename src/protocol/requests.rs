@@ -85,6 +85,17 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
     }
 }
 
+/// The API a chat request was converted from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ConvertedFrom {
+    #[default]
+    Chat,
+    /// Anthropic Messages: no `tool_choice` without tools (vLLM's converter sets none).
+    Messages,
+    /// OpenAI Responses: no `reasoning_ended` or `parse_context` in vLLM's render.
+    Responses,
+}
+
 with_sampling_fields! {
 /// `POST /v1/chat/completions/render`: an OpenAI chat request plus vLLM's extras.
 /// The sampling fields are appended by `with_sampling_fields!`.
@@ -128,6 +139,17 @@ with_sampling_fields! {
     /// `build_chat_params`.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// vLLM's `include_reasoning` (default true): false has the engine constrain output from
+    /// the first token (`reasoning_ended: true`) and derender drop the reasoning.
+    #[serde(default)]
+    pub include_reasoning: Option<bool>,
+    /// OpenAI's `parallel_tool_calls` (default true), passed on in `parse_context`.
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// The API the request was converted from (`/v1/messages/render`,
+    /// `/v1/responses/render`), where vLLM's render differs from chat's.
+    #[serde(skip)]
+    pub converted_from: ConvertedFrom,
     /// vLLM's `mm_payload`: `tensors` (default) or `none` (no `kwargs_data`/`mm_metadata`:
     /// hashes and placeholders only, not for `/generate`).
     #[serde(default)]

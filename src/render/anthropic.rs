@@ -26,7 +26,10 @@ pub fn messages_to_chat(
     opts: &RenderOptions,
 ) -> Result<ChatRequest, RequestError> {
     let chat = messages_to_chat_map(model, body, opts)?;
-    parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)
+    let mut req: ChatRequest =
+        parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)?;
+    req.converted_from = crate::protocol::ConvertedFrom::Messages;
+    Ok(req)
 }
 
 /// The chat request a Messages body converts to, as JSON (what derender reads).

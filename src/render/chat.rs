@@ -47,9 +47,10 @@ pub fn render_chat(
     media: Option<&FetchedMedia>,
 ) -> Result<(GenerateRequest, Timings), RequestError> {
     req.validate()?;
+    super::parse_context::check_tool_choice(opts, req)?;
     let rendered = render_chat_prompt(model, req, opts, media)?;
     let timings = rendered.timings;
-    Ok((generate_request(model, req, rendered)?, timings))
+    Ok((generate_request(model, req, opts, rendered)?, timings))
 }
 
 /// vLLM's `GenerateRequest` for a rendered chat request: its token IDs and features, with the
@@ -57,6 +58,7 @@ pub fn render_chat(
 pub fn generate_request(
     model: &Model,
     req: &ChatRequest,
+    opts: &RenderOptions,
     mut rendered: ChatRendered,
 ) -> Result<GenerateRequest, RequestError> {
     // vLLM: offsets only for text prompts (its renderer has none with multimodal data),
@@ -91,6 +93,17 @@ pub fn generate_request(
         .as_ref()
         .map(|h| h.of_render(&rendered.token_ids, req.cache_salt.as_deref(), &model.name))
         .transpose()?;
+    let parse = if req.converted_from == crate::protocol::ConvertedFrom::Responses {
+        // vLLM's Responses render sets only the parser kwargs.
+        let kwargs = super::parse_context::chat(opts, model, req, &rendered.token_ids);
+        super::parse_context::ParseFields {
+            reasoning_ended: None,
+            parse_context: None,
+            ..kwargs
+        }
+    } else {
+        super::parse_context::chat(opts, model, req, &rendered.token_ids)
+    };
     let out = GenerateRequest {
         request_id: req
             .request_id
@@ -102,11 +115,11 @@ pub fn generate_request(
         content_parts: None,
         sampling_params,
         model: model.name.clone(),
-        reasoning_ended: None,
-        reasoning_parser_kwargs: None,
+        reasoning_ended: parse.reasoning_ended,
+        reasoning_parser_kwargs: parse.reasoning_parser_kwargs,
         return_token_ids: req.return_token_ids,
         output_mode: "tokens",
-        parse_context: None,
+        parse_context: parse.parse_context,
         stream: req.stream,
         stream_options: req.stream_options.clone(),
         cache_salt: req.cache_salt.clone(),

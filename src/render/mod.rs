@@ -17,6 +17,7 @@ pub mod chat;
 pub mod completion;
 pub mod multimodal;
 mod options;
+mod parse_context;
 pub mod responses;
 pub mod sampling;
 mod truncate;

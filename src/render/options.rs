@@ -30,6 +30,12 @@ pub struct RenderOptions {
     pub tensor_dtype: TensorDtype,
     /// Server-wide image processor bounds (`--mm-processor-kwargs`), under a request's own.
     pub processor_bounds: Bounds,
+    /// `--reasoning-parser` (as derender reads it): whether and how the render fills
+    /// `reasoning_ended` and `reasoning_parser_kwargs` (`parse_context.rs`).
+    pub reasoning_parser: String,
+    /// `--tool-call-parser`: without one for the model, a `tool_choice` other than `none` is
+    /// refused, as vLLM refuses it without `--tool-call-parser`.
+    pub tool_call_parser: String,
 }
 
 impl Default for RenderOptions {
@@ -49,6 +55,8 @@ impl Default for RenderOptions {
             fetcher: None,
             tensor_dtype: TensorDtype::None,
             processor_bounds: Bounds::default(),
+            reasoning_parser: "auto".into(),
+            tool_call_parser: "auto".into(),
         }
     }
 }

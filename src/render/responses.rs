@@ -15,5 +15,8 @@ pub fn responses_to_chat(
     _opts: &RenderOptions,
 ) -> Result<ChatRequest, RequestError> {
     let chat = to_chat(body)?;
-    parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)
+    let mut req: ChatRequest =
+        parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)?;
+    req.converted_from = crate::protocol::ConvertedFrom::Responses;
+    Ok(req)
 }

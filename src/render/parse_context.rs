@@ -1,0 +1,196 @@
+//! What a chat render tells the engine about parsing its output, as vLLM 0.33's render server
+//! fills it (`entrypoints/scale_out/render/serving.py` `render_chat_request`):
+//!
+//! * `reasoning_parser_kwargs`: `{"chat_template_kwargs": <effective kwargs>}` when a
+//!   reasoning parser runs for the model (`--reasoning-parser`, `auto` by model name), else
+//!   null. The effective kwargs are vLLM's `effective_chat_template_kwargs`: the server
+//!   defaults (vLLM always has `cohere_format: "cmd4"` there), the request's
+//!   `chat_template_kwargs`, then `add_generation_prompt`, `continue_final_message`,
+//!   `documents`, `reasoning_effort` and (from the effort, unless the request sets it)
+//!   `enable_thinking`, each merge dropping null and `"auto"` values (`merge_kwargs`).
+//! * `reasoning_ended`: `true` with `include_reasoning: false`; with a reasoning parser,
+//!   whether the prompt has already closed reasoning ([`TagSpec::prompt_ends_reasoning`],
+//!   vLLM's `is_reasoning_end` on the prompt IDs); else null (the engine decides).
+//! * `parse_context`: `{"tools", "tool_choice", "parallel_tool_calls", "include_reasoning",
+//!   "chat_template_kwargs", "history_tool_call_cnt"}`, always: the tools as vLLM's
+//!   `ChatCompletionToolsParam` dumps them, `tool_choice` defaulting to `auto` with tools and
+//!   `none` without, and the assistant tool calls already in the conversation.
+//!
+//! Checked against vLLM's render server by `scripts/parse_context_vs_vllm.py`.
+
+use super::RenderOptions;
+use crate::error::RequestError;
+use crate::model::Model;
+use crate::protocol::{ChatRequest, ConvertedFrom};
+use llm_render_parsers::{reasoning_parser, TagSpec};
+use serde_json::{json, Map, Value};
+
+/// The three fields, as vLLM's chat render fills them.
+pub struct ParseFields {
+    pub reasoning_ended: Option<bool>,
+    pub reasoning_parser_kwargs: Option<Value>,
+    pub parse_context: Option<Value>,
+}
+
+/// vLLM's server-side default template kwargs (`--cohere-format`'s default lands there).
+const SERVER_DEFAULT_KWARGS: [(&str, &str); 1] = [("cohere_format", "cmd4")];
+
+/// `merge_kwargs`: `base` overridden by every value of `over` that is not null or `"auto"`.
+fn merge(base: &mut Map<String, Value>, over: impl IntoIterator<Item = (String, Value)>) {
+    for (k, v) in over {
+        if !v.is_null() && v != "auto" {
+            base.insert(k, v);
+        }
+    }
+}
+
+/// vLLM's `effective_chat_template_kwargs` for a chat request.
+pub fn effective_kwargs(req: &ChatRequest) -> Map<String, Value> {
+    let mut request = req.chat_template_kwargs.clone().unwrap_or_default();
+    let mut extra = vec![
+        (
+            "add_generation_prompt".to_string(),
+            Value::Bool(req.add_generation_prompt),
+        ),
+        (
+            "continue_final_message".to_string(),
+            Value::Bool(req.continue_final_message),
+        ),
+        ("documents".to_string(), json!(req.documents)),
+        ("reasoning_effort".to_string(), json!(req.reasoning_effort)),
+    ];
+    if let Some(effort) = &req.reasoning_effort {
+        if !request.contains_key("enable_thinking") {
+            extra.push(("enable_thinking".into(), Value::Bool(effort != "none")));
+        }
+    }
+    merge(&mut request, extra);
+    let mut out: Map<String, Value> = SERVER_DEFAULT_KWARGS
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string())))
+        .collect();
+    merge(&mut out, request);
+    out
+}
+
+/// The request's tools as vLLM's `ChatCompletionToolsParam` dumps them: `type`, then
+/// `function` with `name`, `description` and `parameters` (null when absent), and `strict`
+/// / `defer_loading` only when set.
+fn tools(req: &ChatRequest) -> Value {
+    let Some(tools) = &req.tools else {
+        return Value::Null;
+    };
+    let list = tools
+        .iter()
+        .map(|t| {
+            let f = t.get("function").and_then(Value::as_object);
+            let get = |k: &str| f.and_then(|f| f.get(k)).cloned().unwrap_or(Value::Null);
+            let mut function = Map::new();
+            for k in ["name", "description", "parameters"] {
+                function.insert(k.into(), get(k));
+            }
+            for k in ["strict", "defer_loading"] {
+                let v = get(k);
+                if !v.is_null() {
+                    function.insert(k.into(), v);
+                }
+            }
+            let mut tool = Map::new();
+            tool.insert("type".into(), "function".into());
+            tool.insert("function".into(), Value::Object(function));
+            if let Some(d) = t.get("defer_loading").filter(|d| !d.is_null()) {
+                tool.insert("defer_loading".into(), d.clone());
+            }
+            Value::Object(tool)
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// Tool calls in the conversation's assistant messages (vLLM's
+/// `count_chat_history_tool_calls`).
+fn history_tool_calls(req: &ChatRequest) -> usize {
+    req.messages
+        .iter()
+        .filter(|m| m.get("role").and_then(|r| r.as_str()) == Some("assistant"))
+        .filter_map(|m| m.get("tool_calls").and_then(|c| c.as_json()))
+        .filter_map(Value::as_array)
+        .map(Vec::len)
+        .sum()
+}
+
+/// The reasoning tags of the parser this server runs for `model`, if any.
+fn reasoning_spec(opts: &RenderOptions, model: &Model) -> Option<TagSpec> {
+    let parser = match opts.reasoning_parser.as_str() {
+        "none" => None,
+        "auto" => reasoning_parser(&model.name),
+        name => reasoning_parser(name),
+    };
+    parser.map(|p| p.spec().clone())
+}
+
+/// The request's `tool_choice` as vLLM's request model has it: `auto` with tools and `none`
+/// without, when not given; null for a Messages request without tools (its converter's).
+fn tool_choice(req: &ChatRequest) -> Value {
+    let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
+    match &req.tool_choice {
+        Some(c) => c.clone(),
+        None if has_tools => json!("auto"),
+        None if req.converted_from == ConvertedFrom::Messages => Value::Null,
+        None => json!("none"),
+    }
+}
+
+/// vLLM's refusal of a `tool_choice` no tool parser can serve (`online_renderer.py`): with
+/// `--tool-call-parser none` (vLLM's default: no parser), any `tool_choice` but `none`
+/// (`auto` is the default with tools) is a 400. **(ext)** With `auto` and no parser for the
+/// model's name, tool requests still render (exactly; derender then returns calls as text),
+/// so render-only users (RL trainers, routers) keep every model.
+pub fn check_tool_choice(opts: &RenderOptions, req: &ChatRequest) -> Result<(), RequestError> {
+    let choice = tool_choice(req);
+    if opts.tool_call_parser != "none" || choice.is_null() || choice == "none" {
+        return Ok(());
+    }
+    let message = match &choice {
+        Value::String(s) if s == "auto" => {
+            "\"auto\" tool choice requires --tool-call-parser to be set".to_string()
+        }
+        Value::String(s) => format!("tool_choice=\"{s}\" requires --tool-call-parser to be set"),
+        other => {
+            let name = other["function"]["name"].as_str().unwrap_or_default();
+            format!("tool_choice=function \"{name}\" requires --tool-call-parser to be set")
+        }
+    };
+    Err(RequestError::invalid("tool_choice", message))
+}
+
+/// The fields for a chat request rendered to `prompt`.
+pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u32]) -> ParseFields {
+    let kwargs = effective_kwargs(req);
+    let include_reasoning = req.include_reasoning.unwrap_or(true);
+    let spec = reasoning_spec(opts, model);
+    let reasoning_parser_kwargs = spec
+        .as_ref()
+        .map(|_| json!({"chat_template_kwargs": kwargs}));
+    let reasoning_ended = if !include_reasoning {
+        Some(true)
+    } else {
+        spec.as_ref().map(|s| {
+            let thinking = kwargs.get("enable_thinking") != Some(&Value::Bool(false));
+            s.prompt_ends_reasoning(prompt, thinking, |t| model.tokenizer.token_to_id(t))
+        })
+    };
+    let parse_context = json!({
+        "tools": tools(req),
+        "tool_choice": tool_choice(req),
+        "parallel_tool_calls": req.parallel_tool_calls.unwrap_or(true),
+        "include_reasoning": include_reasoning,
+        "chat_template_kwargs": kwargs,
+        "history_tool_call_cnt": history_tool_calls(req),
+    });
+    ParseFields {
+        reasoning_ended,
+        reasoning_parser_kwargs,
+        parse_context: Some(parse_context),
+    }
+}
