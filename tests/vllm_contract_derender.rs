@@ -408,6 +408,38 @@ fn tdd_test_derender_completion_logprobs() {
     assert_eq!(lp["text_offset"], json!([0]));
 }
 
+/// `test_logprobs_endpoint_parity.py`: completions derender cuts each position's candidates
+/// to the request's `logprobs` + 1, as `/v1/completions` does; `-1`, `logprob_token_ids` or
+/// no `logprobs` keep them all.
+#[test]
+fn tlep_completion_logprobs_cut_to_the_request_count() {
+    let hello = ids("Hello");
+    let four: Vec<Value> = (1..=4)
+        .map(|k| json!({"token": format!("token_id:{}", hello[0] + k), "logprob": -(k as f64), "bytes": null}))
+        .collect();
+    let lp = json!({"content": [{"token": format!("token_id:{}", hello[0]), "logprob": -0.5,
+        "bytes": null, "top_logprobs": four}]});
+    for (request, kept) in [
+        (json!({"prompt": "", "logprobs": 1}), 2),
+        (json!({"prompt": "", "logprobs": 0}), 1),
+        (json!({"prompt": "", "logprobs": -1}), 4),
+        (
+            json!({"prompt": "", "logprobs": 1, "logprob_token_ids": [5]}),
+            4,
+        ),
+        (json!({"prompt": ""}), 4),
+    ] {
+        let body = json!({"model": "qwen3", "completion_request": request,
+            "generate_responses": [with_logprobs(&hello, lp.clone())]});
+        let (code, out) = post(COMPLETION, &body);
+        assert_eq!(code, 200, "{out}");
+        let top = out["choices"][0]["logprobs"]["top_logprobs"][0]
+            .as_object()
+            .unwrap();
+        assert_eq!(top.len(), kept, "{request}");
+    }
+}
+
 #[test]
 fn tdd_test_derender_chat_oversized_logprobs_rejected() {
     let entries: Vec<Value> = (0..1_000_000)

@@ -214,13 +214,27 @@ pub(super) fn choice_logprobs(
             .get("top_logprobs")
             .and_then(Value::as_u64)
             .map(|n| n as usize),
-        Kind::Completion => None,
+        Kind::Completion => completion_top_limit(original),
     };
     let chat = logprobs::resolve(model, lp, at, &mut st.logprob_context, top)?;
     Ok(match kind {
         Kind::Chat => chat,
         Kind::Completion => logprobs::completion_form(&chat, &mut st.logprob_offset),
     })
+}
+
+/// How many candidates a completion's logprobs keep per position: one more than the
+/// request's `logprobs`, as `/v1/completions` returns them (vLLM's
+/// `completion_top_logprobs_limit`); all of them for `logprobs: -1`, with
+/// `logprob_token_ids`, or without `logprobs`.
+fn completion_top_limit(original: &Map<String, Value>) -> Option<usize> {
+    let asks_ids = original
+        .get("logprob_token_ids")
+        .is_some_and(|v| !v.is_null() && v != &Value::Array(Vec::new()));
+    match original.get("logprobs").and_then(Value::as_i64) {
+        Some(n) if n >= 0 && !asks_ids => Some(n as usize + 1),
+        _ => None,
+    }
 }
 
 /// A non-stream choice.
