@@ -1,4 +1,5 @@
-"""`reasoning_ended`, `reasoning_parser_kwargs` and `parse_context` of llm-render's chat,
+"""`reasoning_ended`, `reasoning_parser_kwargs`, `parse_context` and the parser-set
+`sampling_params` (`skip_special_tokens`, `structured_outputs`) of llm-render's chat,
 Messages and Responses renders against vLLM 0.33's own render server, both serving the Qwen3
 fixture: once with vLLM's qwen3 reasoning parser and hermes tool parser (ours: the same by
 `auto`), once with no parsers (ours: `--reasoning-parser none --tool-call-parser none`), where both
@@ -56,7 +57,14 @@ def post(port, path, body):
     r = c.getresponse()
     out = json.loads(r.read())
     # Both refusing agrees (the messages differ: ours names our flag).
-    return {k: out.get(k, "<missing>") for k in FIELDS} if "error" not in out else {"refused": r.status}
+    if "error" in out:
+        return {"refused": r.status}
+    got = {k: out.get(k, "<missing>") for k in FIELDS}
+    # vLLM's serializer leaves out fields at their defaults.
+    sp = out.get("sampling_params") or {}
+    got["skip_special_tokens"] = sp.get("skip_special_tokens", True)
+    got["structured_outputs"] = sp.get("structured_outputs")
+    return got
 
 
 def run(vllm_args, ours_args, label):

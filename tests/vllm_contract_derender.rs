@@ -533,3 +533,35 @@ fn streamed_logprobs_carry_their_context_across_chunks() {
     }
     assert_eq!(tokens, [json!(""), json!("é")]);
 }
+
+/// `test_finish_reason_stop_for_named_tool_choice`, and vLLM's `resolve_finish_reason`
+/// around it: a forced named tool reports `stop` with its call; `auto` reports `tool_calls`;
+/// a `length` cut stays `length` even with a call.
+#[test]
+fn tfr_test_finish_reason_stop_for_named_tool_choice() {
+    let call = ids("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
+    let tools = json!([{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+    let named = json!({"type": "function", "function": {"name": "get_weather"}});
+    for (choice, engine, want) in [
+        (named.clone(), "stop", "stop"),
+        (json!("auto"), "stop", "tool_calls"),
+        (json!("auto"), "length", "length"),
+        (named, "length", "length"),
+    ] {
+        let body = json!({"model": "qwen3",
+            "chat_request": {"messages": [{"role": "user", "content": "Weather?"}], "tools": tools,
+                "tool_choice": choice, "chat_template_kwargs": {"enable_thinking": false}},
+            "generate_response": {"choices": [{"index": 0, "token_ids": call, "finish_reason": engine}]}});
+        // With the hermes parser (the golden server's `auto` for Qwen3).
+        let url = format!("{}{CHAT}", common::golden_server());
+        let (code, out) = common::post_json(&url, &body);
+        assert_eq!(code, 200, "{out}");
+        let c = &out["choices"][0];
+        assert_eq!(
+            c["message"]["tool_calls"][0]["function"]["name"], "get_weather",
+            "{out}"
+        );
+        assert_eq!(c["finish_reason"], want, "{choice} {engine}");
+    }
+}

@@ -14,8 +14,9 @@ pub mod tool;
 
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
 pub use registry::{
-    reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
-    AnyToolParser, ReasoningEntry, ToolEntry, REASONING_PARSERS, TOOL_PARSERS,
+    keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,
+    tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, ToolGrammar,
+    REASONING_PARSERS, TOOL_PARSERS,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

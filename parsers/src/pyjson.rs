@@ -16,6 +16,14 @@ pub fn dumps(v: &Value) -> String {
     out
 }
 
+/// `json.dumps(v)` with Python's default `ensure_ascii=True`: every character outside
+/// printable ASCII escaped as `\uXXXX` (vLLM's structural tags are written so).
+pub fn dumps_ascii(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, &|_| None, true);
+    out
+}
+
 /// `json.dumps(s, ensure_ascii=False)` of a string.
 pub fn dumps_str(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -35,6 +43,13 @@ pub fn write_json_with<F>(out: &mut String, v: &serde_json::Value, raw: &F)
 where
     F: Fn(&str) -> Option<&str>,
 {
+    write_value(out, v, raw, false);
+}
+
+fn write_value<F>(out: &mut String, v: &serde_json::Value, raw: &F, ascii: bool)
+where
+    F: Fn(&str) -> Option<&str>,
+{
     use serde_json::Value as J;
     match v {
         J::Null => out.push_str("null"),
@@ -51,7 +66,7 @@ where
         }
         J::String(s) => match raw(s) {
             Some(text) => out.push_str(text),
-            None => write_str(out, s, false),
+            None => write_str(out, s, ascii),
         },
         J::Array(items) => {
             out.push('[');
@@ -59,11 +74,11 @@ where
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json_with(out, item, raw);
+                write_value(out, item, raw, ascii);
             }
             out.push(']');
         }
-        J::Object(map) => write_json_map_with(out, map, raw),
+        J::Object(map) => write_map(out, map, raw, ascii),
     }
 }
 
@@ -79,14 +94,25 @@ fn write_json_map_with<F>(
 ) where
     F: Fn(&str) -> Option<&str>,
 {
+    write_map(out, map, raw, false);
+}
+
+fn write_map<F>(
+    out: &mut String,
+    map: &serde_json::Map<String, serde_json::Value>,
+    raw: &F,
+    ascii: bool,
+) where
+    F: Fn(&str) -> Option<&str>,
+{
     out.push('{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        write_str(out, k, false);
+        write_str(out, k, ascii);
         out.push_str(": ");
-        write_json_with(out, v, raw);
+        write_value(out, v, raw, ascii);
     }
     out.push('}');
 }

@@ -21,6 +21,9 @@ pub struct ReasoningEntry {
     /// Lower-case substrings of a model name that pick this family for `auto`.
     pub model_patterns: &'static [&'static str],
     pub make: fn() -> TagReasoningParser,
+    /// vLLM's parser sets `skip_special_tokens: false` on every request (its parser-engine
+    /// adapters' `adjust_request`).
+    pub keeps_special_tokens: bool,
 }
 
 /// One tool-call parser family.
@@ -34,6 +37,28 @@ pub struct ToolEntry {
     /// A parser for one request, given its tools' schemas (the XML families type values by
     /// them).
     pub make: fn(Arc<ToolSchemas>) -> AnyToolParser,
+    /// vLLM's parser sets `skip_special_tokens: false` on requests with tools and a
+    /// `tool_choice` other than `none` (its `adjust_request`: hermes, kimi_k2 and the
+    /// parser-engine adapters).
+    pub keeps_special_tokens: bool,
+    /// How vLLM constrains the engine's output for `tool_choice` `required`, a named tool,
+    /// or `auto` with strict tools or `parallel_tool_calls: false`.
+    pub grammar: ToolGrammar,
+}
+
+/// How a tool parser's `tool_choice` becomes `sampling_params.structured_outputs` in vLLM 0.33
+/// (`tool_parsers/abstract_tool_parser.py` `adjust_request`, `parser/abstract_parser.py`
+/// `_apply_structural_tag`, `tool_parsers/structural_tag_registry.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolGrammar {
+    /// No `structural_tag_model`: a JSON schema of the arguments (named) or of the list of
+    /// calls (`required`).
+    JsonSchema,
+    /// The hermes structural tag (`<tool_call>{"name": …, "arguments": …}</tool_call>`).
+    HermesTags,
+    /// vLLM builds the family's own structural tag, which is not reproduced yet: the
+    /// request's own constraint is passed on unchanged.
+    NotYet,
 }
 
 fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser {
@@ -55,6 +80,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["deepseek-r1"],
         // R1's templates end the generation prompt with "<think>\n".
         make: || tags("<think>", "</think>", true),
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "qwen3",
@@ -74,12 +100,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
             })
         },
+        keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "mistral",
         help: "Magistral: [THINK]…[/THINK]",
         model_patterns: &["magistral"],
         make: || tags("[THINK]", "[/THINK]", false),
+        keeps_special_tokens: true,
     },
 ];
 
@@ -93,54 +121,72 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
             "Qwen3-Coder: <tool_call><function=f><parameter=p>v</parameter></function></tool_call>",
         model_patterns: &["qwen3-coder", "qwen3_coder"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "hermes",
         help: "Qwen 2.5/3, Hermes: <tool_call>{\"name\", \"arguments\"}</tool_call>",
         model_patterns: &["qwen", "hermes"],
         make: |_| marked(MarkedFamily::Hermes),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::HermesTags,
     },
     ToolEntry {
         name: "pythonic",
         help: "Llama 4 and others: [f(a=1), g(b=\"x\")]",
         model_patterns: &["llama-4", "llama4"],
         make: |_| AnyToolParser::Pythonic(PythonicParser::new()),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
         name: "llama3_json",
         help: "Llama 3.x: <|python_tag|>{\"name\", \"parameters\"}, or the object alone",
         model_patterns: &["llama-3", "llama3"],
         make: |_| marked(MarkedFamily::Llama3Json),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "mistral",
         help: "Mistral: [TOOL_CALLS][{…}] or [TOOL_CALLS]f[ARGS]{…}",
         model_patterns: &["mistral", "magistral", "devstral"],
         make: |_| marked(MarkedFamily::Mistral),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "deepseek_v31",
         help: "DeepSeek-V3.1/V3.2: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
         model_patterns: &["deepseek-v3.1", "deepseek-v3.2"],
         make: |_| marked(MarkedFamily::DeepseekV31),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "deepseek_v3",
         help: "DeepSeek-V3/R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json …```",
         model_patterns: &["deepseek"],
         make: |_| marked(MarkedFamily::DeepseekV3),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "kimi_k2",
         help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
         model_patterns: &["kimi-k2", "kimi_k2"],
         make: |_| marked(MarkedFamily::KimiK2),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
         name: "glm45",
         help: "GLM-4.5/4.6: <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
         model_patterns: &["glm-4.5", "glm-4.6", "glm45"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
     },
 ];
 
@@ -170,6 +216,18 @@ pub fn reasoning_parser_for_model(model: &str) -> Option<&'static ReasoningEntry
 /// The tool-call family `auto` picks for a model name.
 pub fn tool_parser_for_model(model: &str) -> Option<&'static ToolEntry> {
     for_model(TOOL_PARSERS, model, |e| e.name, |e| e.model_patterns)
+}
+
+/// Whether vLLM's parsers set `skip_special_tokens: false` on a request: the reasoning
+/// parser always, the tool parser when the request has tools and a `tool_choice` other
+/// than `none` (`uses_tools`).
+pub fn keeps_special_tokens(
+    reasoning: Option<&ReasoningEntry>,
+    tools: Option<&ToolEntry>,
+    uses_tools: bool,
+) -> bool {
+    reasoning.is_some_and(|r| r.keeps_special_tokens)
+        || (uses_tools && tools.is_some_and(|t| t.keeps_special_tokens))
 }
 
 /// A reasoning parser by name (any case), by a model name as `auto` reads one, or

@@ -375,10 +375,14 @@ pub fn options(
     kind: Kind,
     req: &Map<String, Value>,
 ) -> Options {
-    let tools = kind == Kind::Chat && tool_parser_name(&cfg.tool_call_parser, model, req).is_some();
-    // Tool markers are often special tokens: with a tool parser they are kept unless the
-    // request says otherwise (vLLM's tool parsers set skip_special_tokens=False).
-    let skip_special_tokens = flag(req, "skip_special_tokens").unwrap_or(!tools);
+    let parsed = kind == Kind::Chat && {
+        let (reasoning, tools) = cfg.parser_names(&model.name);
+        reasoning.is_some() || tools.is_some()
+    };
+    // vLLM's derender keeps special tokens wherever a parser is configured, so the parsers
+    // see their markers (`_decode_params(preserve_special=has_parser)`); else the request's
+    // `skip_special_tokens` (default true).
+    let skip_special_tokens = !parsed && flag(req, "skip_special_tokens").unwrap_or(true);
     let mut stop_token_ids: Vec<u32> = req
         .get("stop_token_ids")
         .and_then(Value::as_array)
@@ -391,14 +395,11 @@ pub fn options(
     if !flag(req, "ignore_eos").unwrap_or(false) {
         stop_token_ids.extend(&model.eos_token_ids);
     }
-    let parsed = kind == Kind::Chat && {
-        let (reasoning, tools) = cfg.parser_names(&model.name);
-        reasoning.is_some() || tools.is_some()
-    };
     Options {
         skip_special_tokens,
         stop_token_ids,
         hide_reasoning: parsed && flag(req, "include_reasoning") == Some(false),
+        named_tool: req.get("tool_choice").is_some_and(Value::is_object),
     }
 }
 

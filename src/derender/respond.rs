@@ -11,8 +11,9 @@
 //!   stream sends `id`, `type` and `name` on a call's first delta, then argument fragments.
 //!   Ids are `call_` + 24 hex digits derived from the response id and the call's position,
 //!   so every replica names a call alike.
-//! * `finish_reason` is `tool_calls` when calls were parsed, `stop` after a stop token or
-//!   string, else the engine's.
+//! * `finish_reason` is `stop` after a stop token or string, else the engine's; `stop`
+//!   becomes `tool_calls` when calls were parsed, unless the request named its tool (vLLM's
+//!   `resolve_finish_reason`).
 //! * `usage` is always in a non-stream response; a stream's last chunk carries it when the
 //!   request sets `stream_options.include_usage`.
 

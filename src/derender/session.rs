@@ -26,6 +26,10 @@ pub struct Options {
     /// not returned, nor the logprobs that would spell it (vLLM's `hide_metadata`).
     #[serde(default)]
     pub hide_reasoning: bool,
+    /// The request names one tool (`tool_choice: {"type": "function", …}`): a choice with
+    /// calls still finishes `stop`, as OpenAI reports it (vLLM's `resolve_finish_reason`).
+    #[serde(default)]
+    pub named_tool: bool,
 }
 
 /// What one step produced for a choice.
@@ -214,11 +218,15 @@ impl ChoiceState {
                 (None, Some(id)) if !model.eos_token_ids.contains(&id) => Some(id.into()),
                 _ => None,
             };
-            delta.finish_reason = Some(if self.tool_calls > 0 {
-                "tool_calls".into()
-            } else {
-                reason.into()
-            });
+            // vLLM's `resolve_finish_reason`: `tool_calls` only when the output ended on its
+            // own (a `length` cut stays visible) and no single tool was forced.
+            delta.finish_reason = Some(
+                if self.tool_calls > 0 && reason == "stop" && !opts.named_tool {
+                    "tool_calls".into()
+                } else {
+                    reason.into()
+                },
+            );
         }
         Ok(delta)
     }

@@ -86,8 +86,13 @@ pub fn generate_request(
         token_offsets = token_offsets.map(|o| o[keep.clone()].to_vec());
         rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
     }
-    let sampling_params =
+    let mut sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
+    if super::parse_context::keeps_special_tokens(opts, model, req) {
+        sampling_params.skip_special_tokens = false;
+    }
+    let tool_parser = super::parse_context::tool_entry(opts, model);
+    super::tool_choice::constrain(tool_parser, req, &mut sampling_params)?;
     let block_hashes = req
         .return_block_hashes
         .as_ref()

@@ -20,6 +20,7 @@ mod options;
 mod parse_context;
 pub mod responses;
 pub mod sampling;
+mod tool_choice;
 mod truncate;
 
 pub use chat::{generate_request, render_chat, render_chat_prompt, ChatRendered};

@@ -22,7 +22,9 @@ use super::RenderOptions;
 use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{ChatRequest, ConvertedFrom};
-use llm_render_parsers::{reasoning_parser, TagSpec};
+use llm_render_parsers::{
+    reasoning_parser, reasoning_parser_for_model, tool_parser_for_model, TagSpec, ToolEntry,
+};
 use serde_json::{json, Map, Value};
 
 /// The three fields, as vLLM's chat render fills them.
@@ -162,6 +164,31 @@ pub fn check_tool_choice(opts: &RenderOptions, req: &ChatRequest) -> Result<(), 
         }
     };
     Err(RequestError::invalid("tool_choice", message))
+}
+
+/// Whether the parsers this server runs for `model` set `skip_special_tokens: false` on the
+/// request, as vLLM's parsers' `adjust_request` does (Qwen3's and Mistral's reasoning
+/// parsers on every request; hermes, qwen3_coder, mistral, kimi_k2 and glm45 when the
+/// request has tools and a `tool_choice` other than `none`).
+pub fn keeps_special_tokens(opts: &RenderOptions, model: &Model, req: &ChatRequest) -> bool {
+    let reasoning = by_setting(&opts.reasoning_parser, model).and_then(reasoning_parser_for_model);
+    let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
+    let uses_tools = has_tools && tool_choice(req) != "none";
+    llm_render_parsers::keeps_special_tokens(reasoning, tool_entry(opts, model), uses_tools)
+}
+
+/// The parser name a `--reasoning-parser` / `--tool-call-parser` setting picks for `model`.
+fn by_setting<'a>(setting: &'a str, model: &'a Model) -> Option<&'a str> {
+    match setting {
+        "none" => None,
+        "auto" => Some(&model.name),
+        name => Some(name),
+    }
+}
+
+/// The tool parser this server runs for `model`, if any.
+pub fn tool_entry(opts: &RenderOptions, model: &Model) -> Option<&'static ToolEntry> {
+    by_setting(&opts.tool_call_parser, model).and_then(tool_parser_for_model)
 }
 
 /// The fields for a chat request rendered to `prompt`.
