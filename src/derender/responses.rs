@@ -211,6 +211,15 @@ fn call_item(id: &str, call_id: &str, name: &str, arguments: &str, status: &str)
         "id": id, "async": null, "caller": null, "namespace": null, "status": status})
 }
 
+/// An item's or the response's status: `incomplete` when the engine stopped at its length.
+fn status(incomplete: bool) -> &'static str {
+    if incomplete {
+        "incomplete"
+    } else {
+        "completed"
+    }
+}
+
 fn text_of(v: Option<&Value>) -> &str {
     v.and_then(Value::as_str).unwrap_or_default()
 }
@@ -232,11 +241,7 @@ pub fn response(chat: &Value, head: &Head, counts: Counts) -> Value {
     }
     let content = text_of(msg.get("content"));
     if !content.trim().is_empty() {
-        let status = if length && calls.is_empty() {
-            "incomplete"
-        } else {
-            "completed"
-        };
+        let status = status(length && calls.is_empty());
         let id = item_id("msg", head.id, output.len());
         output.push(message_item(
             &id,
@@ -246,11 +251,7 @@ pub fn response(chat: &Value, head: &Head, counts: Counts) -> Value {
     }
     for (i, call) in calls.iter().enumerate() {
         let f = &call["function"];
-        let status = if length && i + 1 == calls.len() {
-            "incomplete"
-        } else {
-            "completed"
-        };
+        let status = status(length && i + 1 == calls.len());
         let id = item_id("fc", head.id, output.len());
         output.push(call_item(
             &id,
@@ -260,8 +261,7 @@ pub fn response(chat: &Value, head: &Head, counts: Counts) -> Value {
             status,
         ));
     }
-    let status = if length { "incomplete" } else { "completed" };
-    object(head, output, status, usage(counts))
+    object(head, output, status(length), usage(counts))
 }
 
 /// The item a stream has open.
@@ -485,7 +485,7 @@ impl ResponsesStream {
         if let Some(finish) = choice["finish_reason"].as_str() {
             let length = finish == "length";
             self.close(&mut out, length);
-            let status = if length { "incomplete" } else { "completed" };
+            let status = status(length);
             let items = std::mem::take(&mut self.items);
             let r = object(&self.head(model, kv.clone()), items, status, usage(counts));
             let kind = if length {
