@@ -8,7 +8,7 @@
 //! * `vllm_state.rs`: `stream_state` on the wire (vLLM's object around the signed state).
 //! * `request.rs`, `route.rs`, `respond.rs` / `stream.rs`: the derender routes' request, their
 //!   entry, and their whole-output and streamed responses.
-//! * `reshape.rs` with `messages.rs` / `responses.rs` **(ext)**: the Messages and Responses
+//! * `reshape.rs` with `messages.rs` / `responses/` **(ext)**: the Messages and Responses
 //!   derender routes, the chat derender's output in those APIs' shapes.
 
 mod detok;
