@@ -1,6 +1,6 @@
 //! `/v1/messages/derender` and `/v1/responses/derender` **(ext)**: the chat derender (the
 //! same session, parsers and signed state), its output reshaped into Anthropic Messages
-//! (`messages.rs`) or OpenAI Responses (`responses.rs`).
+//! (`messages.rs`) or OpenAI Responses (`responses/`).
 //!
 //! Request: as chat derender's (docs/api.md), with the original request as
 //! `messages_request` or `responses_request` in place of `chat_request`; the server converts
@@ -40,17 +40,20 @@ impl Api<'_> {
     }
 }
 
-/// Reasoning tokens among `ids`: those between the reasoning tags, when each tag is one
-/// token of the model (vLLM's `count_reasoning_tokens`); `inside` carries across chunks.
+/// Reasoning tokens among `ids`: those between the reasoning tags (an implicit end, Qwen3's
+/// `<tool_call>`, also ends reasoning), when each tag is one token of the model (vLLM's
+/// `count_reasoning_tokens`); `inside` carries across chunks.
 fn count_reasoning(model: &Model, spec: Option<&TagSpec>, ids: &[u32], inside: &mut bool) -> usize {
     let Some(spec) = spec else { return 0 };
-    let start = model.tokenizer.token_to_id(&spec.start);
-    let end = model.tokenizer.token_to_id(&spec.end);
+    let id = |t: &str| model.tokenizer.token_to_id(t);
+    let start = id(&spec.start);
+    let end = id(&spec.end);
+    let implicit = spec.implicit_end.as_deref().and_then(id);
     let mut n = 0;
-    for &id in ids {
-        if Some(id) == start {
+    for &t in ids {
+        if Some(t) == start {
             *inside = true;
-        } else if Some(id) == end {
+        } else if Some(t) == end || (implicit.is_some() && Some(t) == implicit) {
             *inside = false;
         } else if *inside {
             n += 1;

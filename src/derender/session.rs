@@ -105,14 +105,14 @@ impl ChoiceState {
         }
     }
 
-    /// Whether this choice holds state beyond the detokenizer window between chunks (a
-    /// parser's mode and unfinished text, or text held for a stop string): what vLLM's
-    /// window fields cannot carry.
     /// The reasoning tags this choice splits by, if it parses reasoning.
     pub fn reasoning_spec(&self) -> Option<&llm_render_parsers::TagSpec> {
         self.reasoning.as_ref().map(TagReasoningParser::spec)
     }
 
+    /// Whether this choice holds state beyond the detokenizer window between chunks (a
+    /// parser's mode and unfinished text, or text held for a stop string): what vLLM's
+    /// window fields cannot carry.
     pub fn holds_text(&self) -> bool {
         self.reasoning.is_some() || self.tools.is_some() || self.stops.is_active()
     }

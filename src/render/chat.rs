@@ -98,17 +98,7 @@ pub fn generate_request(
         .as_ref()
         .map(|h| h.of_render(&rendered.token_ids, req.cache_salt.as_deref(), &model.name))
         .transpose()?;
-    let parse = if req.converted_from == crate::protocol::ConvertedFrom::Responses {
-        // vLLM's Responses render sets only the parser kwargs.
-        let kwargs = super::parse_context::chat(opts, model, req, &rendered.token_ids);
-        super::parse_context::ParseFields {
-            reasoning_ended: None,
-            parse_context: None,
-            ..kwargs
-        }
-    } else {
-        super::parse_context::chat(opts, model, req, &rendered.token_ids)
-    };
+    let parse = super::parse_context::chat(opts, model, req, &rendered.token_ids);
     let out = GenerateRequest {
         request_id: req
             .request_id

@@ -199,6 +199,14 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     let reasoning_parser_kwargs = spec
         .as_ref()
         .map(|_| json!({"chat_template_kwargs": kwargs}));
+    if req.converted_from == ConvertedFrom::Responses {
+        // vLLM's Responses render sets only the parser kwargs.
+        return ParseFields {
+            reasoning_ended: None,
+            reasoning_parser_kwargs,
+            parse_context: None,
+        };
+    }
     let reasoning_ended = if !include_reasoning {
         Some(true)
     } else {

@@ -89,6 +89,16 @@ const CONSTRAINTS: [&str; 6] = [
     "structural_tag",
 ];
 
+/// vLLM's `StructuredOutputsParams` with nothing set, every field in its order.
+pub(super) fn structured_outputs_default() -> serde_json::Value {
+    serde_json::json!({
+        "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
+        "disable_any_whitespace": false, "disable_additional_properties": false,
+        "whitespace_pattern": null, "structural_tag": null,
+        "_backend": null, "_backend_was_auto": false,
+    })
+}
+
 /// `sampling_params.structured_outputs` as vLLM's `structured_outputs_from_response_format`
 /// builds it: the request's `structured_outputs`, with `response_format` laid over it
 /// (`json_object` → `json_object: true`, `json_schema` → `json: <schema>`, `structural_tag`
@@ -121,12 +131,7 @@ fn structured_outputs(f: &SamplingFields) -> Result<Option<serde_json::Value>, R
     if base.is_none() && overlay.is_none() {
         return Ok(None);
     }
-    let mut out = json!({
-        "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
-        "disable_any_whitespace": false, "disable_additional_properties": false,
-        "whitespace_pattern": null, "structural_tag": null,
-        "_backend": null, "_backend_was_auto": false,
-    });
+    let mut out = structured_outputs_default();
     if let Some(base) = base {
         let Some(obj) = base.as_object() else {
             return Err(RequestError::invalid(

@@ -31,12 +31,7 @@ use serde_json::{json, Map, Value};
 
 /// vLLM's `StructuredOutputsParams` with one constraint set.
 fn params(key: &str, value: Value) -> Value {
-    let mut out = json!({
-        "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
-        "disable_any_whitespace": false, "disable_additional_properties": false,
-        "whitespace_pattern": null, "structural_tag": null,
-        "_backend": null, "_backend_was_auto": false,
-    });
+    let mut out = super::sampling::structured_outputs_default();
     out[key] = value;
     out
 }
@@ -53,7 +48,11 @@ fn choice(req: &ChatRequest) -> Option<Choice<'_>> {
         None => Some(Choice::Auto),
         Some(Value::String(s)) if s == "auto" => Some(Choice::Auto),
         Some(Value::String(s)) if s == "required" => Some(Choice::Required),
-        Some(Value::Object(o)) => o["function"]["name"].as_str().map(Choice::Named),
+        Some(Value::Object(o)) => o
+            .get("function")
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .map(Choice::Named),
         _ => None,
     }
 }
@@ -175,13 +174,10 @@ fn hermes_tag(
     asked: bool,
 ) -> Option<Value> {
     let strict = |t: &Map<String, Value>| function(t).get("strict") == Some(&Value::Bool(true));
-    let auto = matches!(choice, Choice::Auto);
-    // ToolStrictLevel: AUTO, raised to FUNCTION by parallel_tool_calls: false.
-    let function_level = single && !(auto && asked);
-    if auto && !function_level && !tools.iter().any(strict) {
-        return None;
-    }
-    if auto && asked {
+    // For `auto`, a tag only at ToolStrictLevel FUNCTION (raised so by parallel_tool_calls:
+    // false) or with a strict tool; with the request's own constraint vLLM builds an
+    // OrFormat, not reproduced.
+    if matches!(choice, Choice::Auto) && (asked || (!single && !tools.iter().any(strict))) {
         return None;
     }
     let shown: Vec<&Map<String, Value>> = match choice {

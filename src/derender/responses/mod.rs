@@ -79,8 +79,11 @@ impl Echo {
             fields.insert((*key).into(), v.unwrap_or_else(default));
         }
         // No tools: `auto` is `none` (vLLM's `from_request`).
-        let no_tools = fields["tools"].as_array().is_none_or(Vec::is_empty);
-        if no_tools && fields["tool_choice"] == "auto" {
+        let no_tools = fields
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if no_tools && fields.get("tool_choice").is_some_and(|c| c == "auto") {
             fields.insert("tool_choice".into(), json!("none"));
         }
         let asked = req.get("max_output_tokens").and_then(Value::as_u64);
@@ -107,7 +110,12 @@ impl Echo {
 
     /// Only the first of parallel calls is kept when the request turns them off.
     fn parallel(&self) -> bool {
-        self.fields["parallel_tool_calls"] != Value::Bool(false)
+        self.field("parallel_tool_calls") != Value::Bool(false)
+    }
+
+    /// An echoed setting (null if a state from another build lacks it).
+    fn field(&self, key: &str) -> Value {
+        self.fields.get(key).cloned().unwrap_or(Value::Null)
     }
 }
 
@@ -143,7 +151,7 @@ pub struct Head<'a> {
 /// A Response object in vLLM's field order.
 fn object(h: &Head, output: Vec<Value>, status: &str, usage: Value) -> Value {
     let mut o = Map::new();
-    let f = &h.echo.fields;
+    let e = h.echo;
     o.insert("id".into(), h.id.into());
     o.insert("created_at".into(), h.created.into());
     o.insert(
@@ -155,25 +163,25 @@ fn object(h: &Head, output: Vec<Value>, status: &str, usage: Value) -> Value {
         },
     );
     for (k, _) in ECHO {
-        o.insert((*k).into(), f[*k].clone());
+        o.insert((*k).into(), e.field(k));
     }
     o.insert("model".into(), h.model.into());
     o.insert("object".into(), "response".into());
     o.insert("output".into(), Value::Array(output));
     for (k, _) in ECHO_AFTER_OUTPUT {
-        o.insert((*k).into(), f[*k].clone());
+        o.insert((*k).into(), e.field(k));
     }
     o.insert("max_output_tokens".into(), h.echo.max_output_tokens.clone());
     for (k, _) in ECHO_TAIL {
-        o.insert((*k).into(), f[*k].clone());
+        o.insert((*k).into(), e.field(k));
     }
     o.insert("status".into(), status.into());
-    o.insert("text".into(), f["text"].clone());
+    o.insert("text".into(), e.field("text"));
     o.insert("top_logprobs".into(), h.echo.top_logprobs.clone());
-    o.insert("truncation".into(), f["truncation"].clone());
+    o.insert("truncation".into(), e.field("truncation"));
     o.insert("usage".into(), usage);
     for k in ["user", "presence_penalty", "frequency_penalty"] {
-        o.insert(k.into(), f[k].clone());
+        o.insert(k.into(), e.field(k));
     }
     o.insert("kv_transfer_params".into(), h.kv_transfer_params.clone());
     for k in ["ec_transfer_params", "input_messages", "output_messages"] {
