@@ -321,9 +321,10 @@ impl ResponsesStream {
         out.push(Value::Object(event));
     }
 
-    fn at(&self) -> (usize, String) {
+    /// The next item's output index and id, for an item of kind `open`.
+    fn at(&self, open: Option<&Open>) -> (usize, String) {
         let index = self.items.len();
-        let prefix = match self.open {
+        let prefix = match open {
             Some(Open::Reasoning) => "rs",
             Some(Open::Call { .. }) => "fc",
             _ => "msg",
@@ -333,7 +334,7 @@ impl ResponsesStream {
 
     fn open(&mut self, out: &mut Vec<Value>, open: Open) {
         self.open = Some(open.clone());
-        let (index, id) = self.at();
+        let (index, id) = self.at(Some(&open));
         let item = match &open {
             Open::Reasoning => reasoning_item(&id, None, "in_progress".into()),
             Open::Message => message_item(&id, Vec::new(), "in_progress"),
@@ -352,7 +353,7 @@ impl ResponsesStream {
 
     fn delta(&mut self, out: &mut Vec<Value>, text: &str) {
         self.text.push_str(text);
-        let (index, id) = self.at();
+        let (index, id) = self.at(self.open.as_ref());
         let (kind, ev) = match self.open {
             Some(Open::Reasoning) => (
                 "response.reasoning_text.delta",
@@ -377,15 +378,9 @@ impl ResponsesStream {
         let Some(open) = self.open.take() else {
             return;
         };
-        self.open = Some(open.clone());
-        let (index, id) = self.at();
-        self.open = None;
+        let (index, id) = self.at(Some(&open));
         let text = std::mem::take(&mut self.text);
-        let status = if incomplete {
-            "incomplete"
-        } else {
-            "completed"
-        };
+        let status = status(incomplete);
         let item = match open {
             Open::Reasoning => {
                 let part = json!({"text": text, "type": "reasoning_text"});
@@ -437,14 +432,14 @@ impl ResponsesStream {
     pub fn events(&mut self, chunk: &Value, model: &str, kv: &Value, counts: Counts) -> Vec<Value> {
         let mut out = Vec::new();
         if self.seq == 0 {
+            let r = object(
+                &self.head(model, Value::Null),
+                Vec::new(),
+                "in_progress",
+                Value::Null,
+            );
             for kind in ["response.created", "response.in_progress"] {
-                let r = object(
-                    &self.head(model, Value::Null),
-                    Vec::new(),
-                    "in_progress",
-                    Value::Null,
-                );
-                self.push(&mut out, kind, obj(json!({"response": r})));
+                self.push(&mut out, kind, obj(json!({"response": r.clone()})));
             }
         }
         let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
