@@ -6,12 +6,15 @@
 //!
 //! [`protocol`] (wire types) → [`template`] (chat templates) / [`tokenize`] (text ↔ IDs) /
 //! [`media`] (images) → [`model`] (a loaded snapshot) → [`render`] (request → `GenerateRequest`)
-//! → [`derender`] (IDs → message, with the parsers crate) → [`server`] (HTTP) / [`cli`].
+//! → [`engine`] (the sidecar's token-in/token-out engine client) → [`derender`] (IDs →
+//! message, with the parsers crate) → [`server`] (HTTP, and the sidecar's OpenAI front door)
+//! / [`cli`].
 //! [`hashing`] (prefix-cache block hashes) and [`error`] sit beside them. A module imports
 //! only from those before it (`tests/layering.rs` holds the code to this).
 
 pub mod cli;
 pub mod derender;
+pub mod engine;
 pub mod error;
 pub mod hashing;
 pub mod media;

@@ -30,19 +30,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tokenize",
         ],
     ),
+    // The sidecar's engine client: speaks the render's `GenerateRequest` and the engine's
+    // `GenerateResponse`, nothing of text.
+    ("engine", &["protocol"]),
     ("derender", &["error", "model", "protocol"]),
     (
         "server",
         &[
-            "derender", "error", "hashing", "media", "model", "protocol", "render", "template",
-            "tokenize",
+            "derender", "engine", "error", "hashing", "media", "model", "protocol", "render",
+            "template", "tokenize",
         ],
     ),
     (
         "cli",
         &[
-            "derender", "error", "hashing", "media", "model", "protocol", "render", "server",
-            "template", "tokenize",
+            "derender", "engine", "error", "hashing", "media", "model", "protocol", "render",
+            "server", "template", "tokenize",
         ],
     ),
 ];

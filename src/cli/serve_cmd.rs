@@ -58,6 +58,99 @@ pub struct ServeArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub parsers: ParserArgs,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// The sidecar: the engine behind `/v1/chat/completions` and `/v1/completions`.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// Base URL of a token-in/token-out engine (`http://127.0.0.1:8100`). Set, the server is
+    /// also the engine's OpenAI front door: `/v1/chat/completions` and `/v1/completions`
+    /// render, generate on the engine and derender in one hop.
+    #[arg(long, env = "LLM_RENDER_ENGINE")]
+    pub engine: Option<String>,
+    /// The engine's API: `vllm` (`/inference/v1/generate`) or `sglang` (`/generate`).
+    #[arg(long, default_value = "vllm", env = "LLM_RENDER_ENGINE_PROTOCOL")]
+    pub engine_protocol: String,
+    /// The engine's name for the served model, where it differs from the served name
+    /// [default: the served name].
+    #[arg(long, env = "LLM_RENDER_ENGINE_MODEL")]
+    pub engine_model: Option<String>,
+    /// Connecting to the engine takes at most this long; past it the engine counts as
+    /// unreachable (503 with `Retry-After`).
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        env = "LLM_RENDER_ENGINE_CONNECT_TIMEOUT_SECS"
+    )]
+    pub engine_connect_timeout_secs: f64,
+    /// An engine that sends nothing for this long fails the request: 504 before the client
+    /// has had a byte, a final error event after.
+    #[arg(
+        long,
+        default_value_t = 60.0,
+        env = "LLM_RENDER_ENGINE_STALL_TIMEOUT_SECS"
+    )]
+    pub engine_stall_timeout_secs: f64,
+    /// Attempts again, before the client has had a byte, when the engine is unreachable or
+    /// drops the request before its first event.
+    #[arg(long, default_value_t = 1, env = "LLM_RENDER_ENGINE_RETRIES")]
+    pub engine_retries: u32,
+    /// The longest event accepted from the engine.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub engine_max_event_bytes: usize,
+    /// How often the engine's readiness is probed for `/health`.
+    #[arg(long, default_value_t = 2.0)]
+    pub engine_health_interval_secs: f64,
+}
+
+impl EngineArgs {
+    /// The engine client, when `--engine` is set.
+    pub fn engine(&self) -> anyhow::Result<Option<std::sync::Arc<crate::engine::Engine>>> {
+        let Some(url) = &self.engine else {
+            return Ok(None);
+        };
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            anyhow::bail!("--engine must be an http:// or https:// URL, not `{url}`");
+        }
+        let protocol = crate::engine::protocol(&self.engine_protocol).ok_or_else(|| {
+            let names: Vec<_> = crate::engine::PROTOCOLS.iter().map(|p| p.name()).collect();
+            anyhow::anyhow!(
+                "--engine-protocol `{}` is not one of: {}",
+                self.engine_protocol,
+                names.join(", ")
+            )
+        })?;
+        let secs = |v: f64, flag: &str| {
+            if v > 0.0 && v.is_finite() {
+                Ok(Duration::from_secs_f64(v))
+            } else {
+                Err(anyhow::anyhow!(
+                    "{flag} must be a positive number of seconds"
+                ))
+            }
+        };
+        let mut cfg = crate::engine::EngineConfig::new(url, protocol);
+        cfg.model = self.engine_model.clone();
+        cfg.connect_timeout = secs(
+            self.engine_connect_timeout_secs,
+            "--engine-connect-timeout-secs",
+        )?;
+        cfg.stall_timeout = secs(
+            self.engine_stall_timeout_secs,
+            "--engine-stall-timeout-secs",
+        )?;
+        cfg.health_interval = secs(
+            self.engine_health_interval_secs,
+            "--engine-health-interval-secs",
+        )?;
+        cfg.retries = self.engine_retries;
+        cfg.max_event_bytes = self.engine_max_event_bytes.max(1024);
+        let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
+        engine.watch_health()?;
+        Ok(Some(engine))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -128,7 +221,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..args.model.render_options()
         },
         derender: args.parsers.derender_config(),
+        engine: args.engine.engine()?,
     };
+    if let Some(e) = &config.engine {
+        tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions and /v1/completions go to the engine");
+    }
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();
     crate::server::memory::set_release_delay(args.memory_release_ms);

@@ -8,10 +8,12 @@
 //! * `vllm_state.rs`: `stream_state` on the wire (vLLM's object around the signed state).
 //! * `request.rs`, `route.rs`, `respond.rs` / `stream.rs`: the derender routes' request, their
 //!   entry, and their whole-output and streamed responses.
+//! * `live.rs`: the sidecar's derender of an engine stream, its state in memory.
 //! * `reshape.rs` with `messages.rs` / `responses/` **(ext)**: the Messages and Responses
 //!   derender routes, the chat derender's output in those APIs' shapes.
 
 mod detok;
+mod live;
 mod logprobs;
 mod messages;
 mod request;
@@ -26,6 +28,7 @@ mod stream;
 mod vllm_state;
 
 pub use detok::{DetokState, IncrementalDetokenizer};
+pub use live::LiveStream;
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
 pub use reshape::{derender_as, Api};
 pub use route::derender;

@@ -15,6 +15,7 @@ use super::session::{ChoiceState, Options};
 use super::{StateCodec, StopStrings};
 use crate::error::RequestError;
 use crate::model::Model;
+pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::{
     reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
     TagReasoningParser, ToolSchemas,
@@ -22,51 +23,6 @@ use llm_render_parsers::{
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// One choice of the engine's output (vLLM's `GenerateResponseChoice` and its stream form).
-#[derive(Debug, Clone, Deserialize)]
-pub struct GeneratedChoice {
-    #[serde(default)]
-    pub index: u32,
-    /// Required non-empty in a whole response; a stream chunk may carry none (a finish-only
-    /// chunk).
-    #[serde(default)]
-    pub token_ids: Option<Vec<u32>>,
-    /// Absent in a whole response means `stop`, as vLLM's model defaults it.
-    #[serde(default)]
-    pub finish_reason: Option<String>,
-    /// The engine's logprobs (`derender::logprobs` reads both of vLLM's forms).
-    #[serde(default)]
-    pub logprobs: Option<Value>,
-}
-
-impl GeneratedChoice {
-    pub fn ids(&self) -> &[u32] {
-        self.token_ids.as_deref().unwrap_or_default()
-    }
-}
-
-/// The engine's output: vLLM's `GenerateResponse` (whole) or `GenerateStreamResponse` (one
-/// chunk) from `/inference/v1/generate`. The fields derender passes through are kept as
-/// sent.
-#[derive(Debug, Clone, Deserialize)]
-pub struct GenerateResponse {
-    pub choices: Vec<GeneratedChoice>,
-    #[serde(default)]
-    pub request_id: Option<String>,
-    /// The prompt's IDs, as some engines echo them; read when the request has none.
-    #[serde(default)]
-    pub prompt_token_ids: Option<Vec<u32>>,
-    #[serde(default)]
-    pub prompt_logprobs: Option<Value>,
-    #[serde(default)]
-    pub kv_transfer_params: Option<Value>,
-    #[serde(default)]
-    pub metrics: Option<Value>,
-    /// The engine's usage (a stream's usage chunk, or `continuous_usage_stats` on each).
-    #[serde(default)]
-    pub usage: Option<Value>,
-}
 
 /// `prompt_tokens`: the prompt's token count for `usage`: one (chat, streams), or one per
 /// engine response (completions).

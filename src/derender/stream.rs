@@ -72,7 +72,6 @@ pub(super) fn advance(
     output: &GenerateResponse,
     api: Option<&'static str>,
 ) -> Result<(StreamState, Value), RequestError> {
-    let original = req.original(kind);
     let incoming = vllm_state::read(req.stream_state.as_ref(), &cfg.states, &model.name)?;
     let resumed = incoming.is_some();
     let mut state = match incoming {
@@ -108,6 +107,23 @@ pub(super) fn advance(
             state
         }
     };
+    let chunk = step(model, req, cfg, kind, &mut state, output, resumed)?;
+    Ok((state, chunk))
+}
+
+/// One engine chunk through a stream's choices, whoever holds the state: a derender route
+/// (decoded from `stream_state`) or the sidecar (in memory, `live.rs`). `resumed`: the
+/// state came from a client, so the choices it may add are bounded.
+pub(super) fn step(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    kind: Kind,
+    state: &mut StreamState,
+    output: &GenerateResponse,
+    resumed: bool,
+) -> Result<Value, RequestError> {
+    let original = req.original(kind);
     // Built once per chunk, and only if a choice's parser reads it.
     let mut tool_schemas = None;
     let mut out_choices = Vec::with_capacity(output.choices.len());
@@ -200,7 +216,7 @@ pub(super) fn advance(
             chunk["prompt_token_ids"] = json!(ids);
         }
     }
-    Ok((state, chunk))
+    Ok(chunk)
 }
 
 fn returns_token_ids(original: &Map<String, Value>) -> bool {
@@ -211,7 +227,7 @@ fn returns_token_ids(original: &Map<String, Value>) -> bool {
 }
 
 /// A new stream's state, from the request and its first chunk.
-fn new_state(
+pub(super) fn new_state(
     model: &Model,
     req: &DerenderRequest,
     cfg: &DerenderConfig,

@@ -1,6 +1,6 @@
 use super::fast_json::JsonChunks;
 use super::SamplingParams;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// vLLM's `GenerateRequest`: what the render routes return and a token-in engine accepts.
@@ -212,6 +212,66 @@ mod tests {
                 String::from_utf8_lossy(&out.finish().concat()),
                 String::from_utf8_lossy(&want)
             );
+        }
+    }
+}
+
+/// One choice of the engine's output (vLLM's `GenerateResponseChoice` and its stream form).
+#[derive(Debug, Clone, Deserialize)]
+pub struct GeneratedChoice {
+    #[serde(default)]
+    pub index: u32,
+    /// Required non-empty in a whole response; a stream chunk may carry none (a finish-only
+    /// chunk).
+    #[serde(default)]
+    pub token_ids: Option<Vec<u32>>,
+    /// Absent in a whole response means `stop`, as vLLM's model defaults it.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// The engine's logprobs (`derender::logprobs` reads both of vLLM's forms).
+    #[serde(default)]
+    pub logprobs: Option<Value>,
+}
+
+impl GeneratedChoice {
+    pub fn ids(&self) -> &[u32] {
+        self.token_ids.as_deref().unwrap_or_default()
+    }
+}
+
+/// The engine's output: vLLM's `GenerateResponse` (whole) or `GenerateStreamResponse` (one
+/// chunk) from `/inference/v1/generate`. The fields derender passes through are kept as
+/// sent.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GenerateResponse {
+    pub choices: Vec<GeneratedChoice>,
+    #[serde(default)]
+    pub request_id: Option<String>,
+    /// The prompt's IDs, as some engines echo them; read when the request has none.
+    #[serde(default)]
+    pub prompt_token_ids: Option<Vec<u32>>,
+    #[serde(default)]
+    pub prompt_logprobs: Option<Value>,
+    #[serde(default)]
+    pub kv_transfer_params: Option<Value>,
+    #[serde(default)]
+    pub metrics: Option<Value>,
+    /// The engine's usage (a stream's usage chunk, or `continuous_usage_stats` on each).
+    #[serde(default)]
+    pub usage: Option<Value>,
+}
+
+impl GenerateResponse {
+    /// An output with no choices yet, of response `id`.
+    pub fn named(id: String) -> Self {
+        GenerateResponse {
+            choices: Vec::new(),
+            request_id: Some(id),
+            prompt_token_ids: None,
+            prompt_logprobs: None,
+            kv_transfer_params: None,
+            metrics: None,
+            usage: None,
         }
     }
 }

@@ -14,7 +14,7 @@ mod sampling;
 mod text;
 mod validate;
 
-pub use generate::{GenerateRequest, ModelCard, ModelList};
+pub use generate::{GenerateRequest, GenerateResponse, GeneratedChoice, ModelCard, ModelList};
 pub use ids::{request_id, unix_now};
 pub use message::{Field, Message};
 pub use requests::{

@@ -23,6 +23,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// A boxed handler future: the one allocation a work route adds to a request.
 type Answer = Pin<Box<dyn Future<Output = Response> + Send>>;
@@ -31,6 +32,11 @@ type Answer = Pin<Box<dyn Future<Output = Response> + Send>>;
 pub(crate) enum Handler {
     /// A POST whose body is parsed and worked on, behind the guard (503, 504, 413).
     Work(fn(Arc<AppState>, Bytes) -> Answer),
+    /// A POST served by the engine behind the sidecar (`front/`): its concurrency slot is
+    /// held until the answer is complete (a stream's last byte), and the request timeout
+    /// covers reading the body and the render; the engine's own pace is bounded by
+    /// `--engine-stall-timeout-secs` instead.
+    Front(fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer),
     /// A GET (and HEAD) without a body, answered at once, outside the guard.
     Info(fn(&AppState) -> Response),
 }
@@ -45,6 +51,14 @@ pub(crate) struct Route {
 macro_rules! work {
     ($handler:path) => {
         Handler::Work(|st, body| Box::pin(async move { $handler(st, body).await.into_response() }))
+    };
+}
+
+/// A front-door route's handler from an `async fn(Arc<AppState>, Bytes, OwnedSemaphorePermit)
+/// -> Response`.
+macro_rules! front {
+    ($handler:path) => {
+        Handler::Front(|st, body, permit| Box::pin($handler(st, body, permit)))
     };
 }
 
@@ -96,8 +110,16 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: work!(routes::responses_derender),
     },
     Route {
+        path: "/v1/chat/completions",
+        handler: front!(super::front::chat_completions),
+    },
+    Route {
+        path: "/v1/completions",
+        handler: front!(super::front::completions),
+    },
+    Route {
         path: "/health",
-        handler: Handler::Info(|_| StatusCode::OK.into_response()),
+        handler: Handler::Info(|st| routes::health(st).into_response()),
     },
     Route {
         path: "/v1/models",
@@ -116,7 +138,7 @@ impl Route {
     }
 
     fn is_work(&self) -> bool {
-        matches!(self.handler, Handler::Work(_))
+        matches!(self.handler, Handler::Work(_) | Handler::Front(_))
     }
 
     /// The methods it answers, as the `Allow` header lists them.
@@ -190,6 +212,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
         }
         Some(route) => match route.handler {
             Handler::Work(handler) => guarded(state, req.into_body(), handler).await,
+            Handler::Front(handler) => front(state, req.into_body(), handler).await,
             Handler::Info(handler) => handler(state),
         },
     };
@@ -206,14 +229,7 @@ async fn guarded(
     handler: fn(Arc<AppState>, Bytes) -> Answer,
 ) -> Response {
     let Ok(_permit) = state.permits.try_acquire() else {
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "server is at its concurrency limit ({}); retry later",
-                state.config.max_concurrency
-            ),
-        )
-        .into_response();
+        return at_capacity(state);
     };
     let limit = state.config.request_timeout;
     let work = async {
@@ -233,6 +249,43 @@ async fn guarded(
         )
         .into_response(),
     }
+}
+
+/// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
+/// the body read within the request timeout; the handler keeps the slot.
+async fn front(
+    state: &Arc<AppState>,
+    body: Incoming,
+    handler: fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer,
+) -> Response {
+    let Ok(permit) = state.permits.clone().try_acquire_owned() else {
+        return at_capacity(state);
+    };
+    let limit = state.config.request_timeout;
+    match state
+        .deadlines
+        .timeout(limit, read_body(body, state.config.max_body_bytes))
+        .await
+    {
+        Ok(Ok(bytes)) => handler(state.clone(), bytes, permit).await,
+        Ok(Err(e)) => e.into_response(),
+        Err(_) => ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "the request body did not arrive within the server's request timeout",
+        )
+        .into_response(),
+    }
+}
+
+fn at_capacity(state: &AppState) -> Response {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "server is at its concurrency limit ({}); retry later",
+            state.config.max_concurrency
+        ),
+    )
+    .into_response()
 }
 
 /// The whole request body, or 413 past `limit` bytes (at once when its `content-length`
@@ -342,7 +395,7 @@ mod tests {
         for route in ROUTES {
             assert!(Route::find(route.path).is_some_and(|r| std::ptr::eq(r, route)));
         }
-        for other in ["/", "/health/", "/v1/chat/completions", "/V1/models", ""] {
+        for other in ["/", "/health/", "/v1/chat/completions/", "/V1/models", ""] {
             assert!(Route::find(other).is_none());
         }
         let mut paths: Vec<_> = ROUTES.iter().map(|r| r.path).collect();

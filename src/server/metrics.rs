@@ -33,6 +33,8 @@ struct ModelSeries {
 
 pub struct Metrics {
     registry: Registry,
+    /// The sidecar front door's series (`front/metrics.rs`).
+    pub front: std::sync::Arc<super::front::metrics::FrontMetrics>,
     routes: Vec<RouteSeries>,
     models: Vec<ModelSeries>,
     pub requests: IntCounterVec,
@@ -144,8 +146,10 @@ impl Metrics {
                 latency: latency.with_label_values(&[route]),
             })
             .collect();
+        let front = std::sync::Arc::new(super::front::metrics::FrontMetrics::new(&registry)?);
         let mut metrics = Metrics {
             registry,
+            front,
             routes,
             models: Vec::new(),
             requests,

@@ -13,6 +13,7 @@
 
 mod dispatch;
 mod error;
+mod front;
 mod metrics;
 mod routes;
 mod transport;
@@ -48,6 +49,9 @@ pub struct ServerConfig {
     pub max_blocking_renders: usize,
     pub render: RenderOptions,
     pub derender: crate::derender::DerenderConfig,
+    /// `--engine`: the engine the front door (`/v1/chat/completions`, `/v1/completions`)
+    /// sends rendered requests to; `None`: no front door.
+    pub engine: Option<Arc<crate::engine::Engine>>,
 }
 
 impl Default for ServerConfig {
@@ -61,6 +65,7 @@ impl Default for ServerConfig {
             max_blocking_renders: available_cores(),
             render: RenderOptions::default(),
             derender: Default::default(),
+            engine: None,
         }
     }
 }

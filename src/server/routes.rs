@@ -38,7 +38,7 @@ fn offload(st: &AppState, bytes: &[u8]) -> bool {
 /// Runs CPU-bound work on a request body, inline or on the blocking pool as [`offload`]
 /// decides for that body (inline for most requests, on the blocking pool for large ones).
 /// A panic becomes a 500 for this request only.
-async fn cpu_work<T: Send + 'static>(
+pub(super) async fn cpu_work<T: Send + 'static>(
     st: &Arc<AppState>,
     bytes: Bytes,
     f: impl FnOnce(&AppState, Bytes) -> Result<T, RequestError> + Send + 'static,
@@ -435,6 +435,20 @@ pub fn models(st: &AppState) -> Json<ModelList> {
         object: "list",
         data,
     })
+}
+
+/// `GET /health`: 200 when the server serves; with `--engine`, 503 while the engine's
+/// last readiness probe failed, so a Kubernetes readiness probe takes the pod out of
+/// rotation with its engine.
+pub fn health(st: &AppState) -> axum::response::Response {
+    match &st.config.engine {
+        Some(engine) if !engine.ready() => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the engine at {} is not ready", engine.config.url),
+        )
+        .into_response(),
+        _ => StatusCode::OK.into_response(),
+    }
 }
 
 pub fn metrics(st: &AppState) -> impl IntoResponse {

@@ -2,6 +2,8 @@
 //! on loopback (one runtime thread per server, shared by the tests of one binary).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod engine;
+
 use llm_render::model::{LoadOptions, Model, ModelRegistry};
 use llm_render::server::{self, AppState, ServerConfig};
 use serde_json::{json, Value};

@@ -1,0 +1,169 @@
+//! The sidecar's derender of one engine stream (`server/front/`): the same per-chunk step
+//! the streaming derender routes run (`stream.rs`), with the stream's state held in memory
+//! for the stream's life instead of signed and carried by the client between chunks.
+//!
+//! A non-stream answer is the one-shot derender (`respond.rs`) of the choices' collected
+//! IDs ([`LiveStream::into_whole`]); where the request has stop strings, the live stream
+//! also reads each event, to tell when every choice has ended so the engine can be aborted
+//! early.
+
+use super::request::{DerenderConfig, DerenderRequest, GenerateResponse, Kind, PromptTokenIds};
+use super::state::StreamState;
+use crate::error::RequestError;
+use crate::model::Model;
+use serde_json::{Map, Value};
+
+/// One stream's derender, in memory.
+pub struct LiveStream {
+    req: DerenderRequest,
+    kind: Kind,
+    state: StreamState,
+}
+
+impl LiveStream {
+    /// A stream of response `id` for `original` (the chat or completion request as the
+    /// client sent it) whose prompt was `prompt_ids`.
+    pub fn new(
+        model: &Model,
+        cfg: &DerenderConfig,
+        kind: Kind,
+        id: String,
+        original: Map<String, Value>,
+        prompt_ids: Vec<u32>,
+    ) -> Self {
+        let req = request(kind, original, prompt_ids, true);
+        let first = GenerateResponse::named(id);
+        let state = super::stream::new_state(model, &req, cfg, kind, &first);
+        LiveStream { req, kind, state }
+    }
+
+    /// The chunk one engine event becomes (`chat.completion.chunk` or `text_completion`).
+    /// Choices that have already ended are left out of `event` (their engine output after a
+    /// stop string is not read).
+    pub fn push(
+        &mut self,
+        model: &Model,
+        cfg: &DerenderConfig,
+        mut event: GenerateResponse,
+    ) -> Result<Value, RequestError> {
+        let state = &self.state;
+        event
+            .choices
+            .retain(|c| !state.choices.iter().any(|s| s.index == c.index && s.done));
+        super::stream::step(
+            model,
+            &self.req,
+            cfg,
+            self.kind,
+            &mut self.state,
+            &event,
+            false,
+        )
+    }
+
+    /// Whether each of the request's `n` choices has ended.
+    pub fn finished(&self, n: u32) -> bool {
+        self.state.choices.len() as u32 >= n && self.state.choices.iter().all(|c| c.done)
+    }
+
+    /// Whether choice `index` has ended.
+    pub fn choice_done(&self, index: u32) -> bool {
+        self.state
+            .choices
+            .iter()
+            .any(|c| c.index == index && c.done)
+    }
+
+    /// Completion tokens read so far over every choice (up to each one's end).
+    pub fn completion_tokens(&self) -> usize {
+        self.state.choices.iter().map(|c| c.tokens).sum()
+    }
+
+    /// The prompt's token count.
+    pub fn prompt_tokens(&self) -> usize {
+        self.state.prompt_tokens
+    }
+
+    /// The prompt's IDs.
+    pub fn prompt_ids(&self) -> &[u32] {
+        match &self.req.prompt_token_ids {
+            Some(PromptTokenIds::One(ids)) => ids,
+            _ => &[],
+        }
+    }
+
+    /// Completion tokens read of choice `index`.
+    pub fn choice_tokens(&self, index: u32) -> Option<usize> {
+        self.state
+            .choices
+            .iter()
+            .find(|c| c.index == index)
+            .map(|c| c.tokens)
+    }
+
+    /// A setting of the request, as the client sent it.
+    pub fn setting(&self, key: &str) -> Option<&Value> {
+        self.req
+            .original(self.kind)
+            .get(key)
+            .filter(|v| !v.is_null())
+    }
+
+    /// Whether the request has stop strings (which only the derender can find).
+    pub fn has_stop_strings(&self) -> bool {
+        match self.setting("stop") {
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Array(a)) => !a.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// The stream's response id.
+    pub fn id(&self) -> &str {
+        &self.state.id
+    }
+
+    /// Its `created` time.
+    pub fn created(&self) -> u64 {
+        self.state.created
+    }
+
+    /// The one-shot derender of the whole engine output, as `/v1/chat/completions/derender`
+    /// (or the completions route) answers it for this request.
+    pub fn into_whole(
+        mut self,
+        model: &Model,
+        cfg: &DerenderConfig,
+        output: GenerateResponse,
+    ) -> Result<Value, RequestError> {
+        self.req.stream = false;
+        self.req.generate_response = Some(output);
+        super::derender(model, &self.req, cfg, self.kind)
+    }
+}
+
+fn request(
+    kind: Kind,
+    original: Map<String, Value>,
+    prompt_ids: Vec<u32>,
+    stream: bool,
+) -> DerenderRequest {
+    let (chat_request, completion_request) = match kind {
+        Kind::Chat => (Some(original), None),
+        Kind::Completion => (None, Some(original)),
+    };
+    DerenderRequest {
+        model: None,
+        stream,
+        generate_response: None,
+        generate_responses: None,
+        generate_chunk: None,
+        stream_state: None,
+        prompt_tokens: None,
+        prompt_token_ids: Some(PromptTokenIds::One(prompt_ids)),
+        chat_request,
+        completion_request,
+        messages_request: None,
+        responses_request: None,
+    }
+}

@@ -1,0 +1,251 @@
+//! The HTTP client of the engine: one generate request and its event stream, aborts, and
+//! the readiness probe.
+
+use super::sse::{Event, SseSplitter};
+use super::wire::{Seen, Wire};
+use super::EngineError;
+use crate::protocol::GenerateResponse;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `--engine*` settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The engine's base URL (`http://host:port`, no trailing slash).
+    pub url: String,
+    pub protocol: &'static dyn Wire,
+    /// The engine's own name for the served model (`--engine-model`); `None`: the served
+    /// name.
+    pub model: Option<String>,
+    pub connect_timeout: Duration,
+    /// No byte from the engine for this long ends the request (504 before the client has
+    /// had a byte, an error event after).
+    pub stall_timeout: Duration,
+    /// Further attempts when the engine cannot be reached or drops the request before its
+    /// first event (so before the client has had a byte).
+    pub retries: u32,
+    /// The longest event accepted from the engine.
+    pub max_event_bytes: usize,
+    /// How often `/health` asks the engine whether it is ready.
+    pub health_interval: Duration,
+}
+
+impl EngineConfig {
+    /// Settings for the engine at `url` with the defaults of `serve`'s flags.
+    pub fn new(url: &str, protocol: &'static dyn Wire) -> Self {
+        EngineConfig {
+            url: url.trim_end_matches('/').to_string(),
+            protocol,
+            model: None,
+            connect_timeout: Duration::from_secs(2),
+            stall_timeout: Duration::from_secs(60),
+            retries: 1,
+            max_event_bytes: 16 << 20,
+            health_interval: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The engine one server process fronts.
+#[derive(Debug)]
+pub struct Engine {
+    pub config: EngineConfig,
+    client: reqwest::Client,
+    /// The last readiness probe's answer; `true` until the first probe has run.
+    ready: AtomicBool,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Result<Arc<Self>, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("engine client: {e}"))?;
+        Ok(Arc::new(Engine {
+            config,
+            client,
+            ready: AtomicBool::new(true),
+        }))
+    }
+
+    pub fn wire(&self) -> &'static dyn Wire {
+        self.config.protocol
+    }
+
+    /// The engine's name for the model served as `served`.
+    pub fn model<'a>(&'a self, served: &'a str) -> &'a str {
+        self.config.model.as_deref().unwrap_or(served)
+    }
+
+    /// Sends a generate request (the protocol's body) and waits for the response head: an
+    /// event stream, or the engine's error.
+    pub async fn generate(&self, body: Vec<u8>) -> Result<EngineStream, EngineError> {
+        let url = format!("{}{}", self.config.url, self.wire().generate_path());
+        let sent = self
+            .client
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body)
+            .send();
+        let resp = match tokio::time::timeout(self.config.stall_timeout, sent).await {
+            Err(_) => return Err(EngineError::Stalled(self.config.stall_timeout)),
+            Ok(Err(e)) => return Err(self.transport_error(e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(self.status_error(resp).await);
+        }
+        Ok(EngineStream {
+            resp,
+            sse: SseSplitter::new(self.config.max_event_bytes),
+            stall: self.config.stall_timeout,
+            seen: Seen::default(),
+            wire: self.wire(),
+        })
+    }
+
+    /// Aborts the request the engine knows as `engine_id`.
+    pub async fn abort(&self, engine_id: &str) -> Result<(), EngineError> {
+        let (path, body) = self.wire().abort(engine_id);
+        let url = format!("{}{path}", self.config.url);
+        let sent = self
+            .client
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send();
+        match tokio::time::timeout(self.config.stall_timeout, sent).await {
+            Err(_) => Err(EngineError::Stalled(self.config.stall_timeout)),
+            Ok(Err(e)) => Err(self.transport_error(e)),
+            Ok(Ok(r)) if r.status().is_success() => Ok(()),
+            Ok(Ok(r)) => Err(self.status_error(r).await),
+        }
+    }
+
+    /// Asks the engine whether it is ready (its health path answers 200), and remembers it.
+    pub async fn probe(&self) -> bool {
+        let url = format!("{}{}", self.config.url, self.wire().health_path());
+        let limit = self.config.health_interval.max(Duration::from_secs(1));
+        let ok = matches!(
+            tokio::time::timeout(limit, self.client.get(&url).send()).await,
+            Ok(Ok(r)) if r.status().is_success()
+        );
+        if ok != self.ready.swap(ok, Ordering::Relaxed) {
+            tracing::info!(ready = ok, url = %self.config.url, "engine readiness changed");
+        }
+        ok
+    }
+
+    /// The last probe's answer.
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// Probes the engine every `health_interval`, on a thread of its own, for as long as
+    /// the process runs.
+    pub fn watch_health(self: &Arc<Self>) -> std::io::Result<()> {
+        let engine = self.clone();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        std::thread::Builder::new()
+            .name("engine-health".into())
+            .spawn(move || {
+                rt.block_on(async move {
+                    loop {
+                        engine.probe().await;
+                        tokio::time::sleep(engine.config.health_interval).await;
+                    }
+                })
+            })?;
+        Ok(())
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> EngineError {
+        if e.is_connect() || e.is_timeout() || e.is_request() {
+            EngineError::Unreachable {
+                url: self.config.url.clone(),
+                why: error_chain(&e),
+            }
+        } else {
+            EngineError::Dropped(error_chain(&e))
+        }
+    }
+
+    /// An error status, with the engine's OpenAI-shaped body when it sent one (read up to
+    /// 64 KiB).
+    async fn status_error(&self, mut resp: reqwest::Response) -> EngineError {
+        let status = resp.status().as_u16();
+        let mut body = Vec::new();
+        while body.len() < 64 << 10 {
+            match tokio::time::timeout(self.config.stall_timeout, resp.chunk()).await {
+                Ok(Ok(Some(b))) => body.extend_from_slice(&b),
+                _ => break,
+            }
+        }
+        let value: Option<serde_json::Value> = serde_json::from_slice(&body).ok();
+        let message = value
+            .as_ref()
+            .and_then(|v| v.pointer("/error/message").or_else(|| v.get("message")))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(500)]).into());
+        EngineError::Status {
+            status,
+            message,
+            body: value.filter(|v| v.get("error").is_some_and(|e| e.is_object())),
+        }
+    }
+}
+
+/// An error and its causes, on one line.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+/// One generate request's events.
+#[derive(Debug)]
+pub struct EngineStream {
+    resp: reqwest::Response,
+    sse: SseSplitter,
+    stall: Duration,
+    seen: Seen,
+    wire: &'static dyn Wire,
+}
+
+impl EngineStream {
+    /// The next event; `None` once the engine has sent `[DONE]`. Waits at most the stall
+    /// timeout for each read.
+    pub async fn next(&mut self) -> Result<Option<GenerateResponse>, EngineError> {
+        loop {
+            match self.sse.next_event() {
+                Err(e) => return Err(EngineError::BadEvent(e.to_string())),
+                Ok(Some(Event::Done)) => return Ok(None),
+                Ok(Some(Event::Data(d))) => return self.wire.event(&d, &mut self.seen).map(Some),
+                Ok(None) => {}
+            }
+            match tokio::time::timeout(self.stall, self.resp.chunk()).await {
+                Err(_) => return Err(EngineError::Stalled(self.stall)),
+                Ok(Err(e)) => return Err(EngineError::Dropped(error_chain(&e))),
+                Ok(Ok(None)) => {
+                    return Err(EngineError::Dropped(
+                        "the connection closed before `data: [DONE]`".into(),
+                    ))
+                }
+                Ok(Ok(Some(bytes))) => self.sse.extend(&bytes),
+            }
+        }
+    }
+}

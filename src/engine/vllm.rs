@@ -1,0 +1,70 @@
+//! vLLM's token-in/token-out API (`vllm/entrypoints/serve/disagg/`, what
+//! `../shared/engines/vllm-recorded/` holds from a real engine):
+//!
+//! * `POST /inference/v1/generate` takes the render's `GenerateRequest` as it is; the
+//!   engine names the request `generate-tokens-<request_id>`.
+//! * A stream is `data: {"request_id", "choices": [{"index", "token_ids" (new ones),
+//!   "finish_reason", "stop_reason", "logprobs"}], "usage"}` events, each choice in its own
+//!   events when `n > 1`, then `data: [DONE]`.
+//! * `POST /inference/v1/abort_requests` `{"request_ids": ["generate-tokens-<id>"]}` aborts
+//!   (a bare id answers 200 and aborts nothing); the stream then ends `finish_reason:
+//!   "abort"`.
+//! * `GET /health` answers 200 once the engine serves.
+
+use super::wire::{error_event, Seen, Wire};
+use super::EngineError;
+use crate::protocol::fast_json::JsonChunks;
+use crate::protocol::GenerateRequest;
+use crate::protocol::GenerateResponse;
+
+#[derive(Debug)]
+pub struct Vllm;
+
+/// The prefix vLLM's generate route puts on a request's id.
+const ID_PREFIX: &str = "generate-tokens-";
+
+impl Wire for Vllm {
+    fn name(&self) -> &'static str {
+        "vllm"
+    }
+
+    fn generate_path(&self) -> &'static str {
+        "/inference/v1/generate"
+    }
+
+    fn generate_body(&self, mut g: GenerateRequest, model: &str) -> Result<Vec<u8>, EngineError> {
+        g.model = model.to_string();
+        g.stream = true;
+        // Usage is counted here, from what the client is sent (`server/front/`).
+        g.stream_options = None;
+        g.block_hashes = None;
+        g.sampling_params.stop.clear();
+        g.sampling_params.include_stop_str_in_output = false;
+        // vLLM's `RequestOutputKind.DELTA`: each event carries only the new IDs.
+        g.sampling_params.output_kind = 1;
+        let mut out = JsonChunks::with_capacity(g.json_size_hint());
+        g.into_json(&mut out)
+            .map_err(|e| EngineError::BadEvent(format!("writing the engine request: {e}")))?;
+        Ok(out.finish().concat())
+    }
+
+    fn engine_id(&self, request_id: &str) -> String {
+        format!("{ID_PREFIX}{request_id}")
+    }
+
+    fn abort(&self, engine_id: &str) -> (&'static str, Vec<u8>) {
+        let body = serde_json::json!({ "request_ids": [engine_id] });
+        (
+            "/inference/v1/abort_requests",
+            body.to_string().into_bytes(),
+        )
+    }
+
+    fn health_path(&self) -> &'static str {
+        "/health"
+    }
+
+    fn event(&self, data: &[u8], _: &mut Seen) -> Result<GenerateResponse, EngineError> {
+        serde_json::from_slice(data).map_err(|e| error_event(data, e))
+    }
+}

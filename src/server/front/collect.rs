@@ -1,0 +1,152 @@
+//! A whole answer (`stream: false`): the engine's events collected per choice, then the
+//! one-shot derender of them, as `/v1/chat/completions/derender` answers it. Where the
+//! request has stop strings, each event also goes through the live stream, so that the
+//! engine is aborted as soon as every choice has met one.
+
+use super::{engine_error, Flow};
+use crate::derender::{GenerateResponse, GeneratedChoice};
+use crate::server::ApiError;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
+    let route = f.route();
+    super::metrics::FrontMetrics::series(&f.st.metrics.front.ttft, route)
+        .observe(f.start.elapsed().as_secs_f64());
+    let watch = f.live.has_stop_strings();
+    let mut whole = GenerateResponse::named(f.live.id().to_string());
+    let mut ended = Vec::new();
+    let mut next = Some(first);
+    loop {
+        let event = match next.take() {
+            Some(e) => e,
+            None => match f.events.next().await {
+                Ok(Some(e)) => e,
+                Ok(None) => {
+                    f.guard.disarm();
+                    break;
+                }
+                Err(e) => {
+                    f.guard.fire("error");
+                    return engine_error(&f.st, e);
+                }
+            },
+        };
+        Flow::note_engine_ends(&mut ended, &event);
+        if watch {
+            if let Err(e) = f.live.push(&f.model, &f.st.config.derender, event.clone()) {
+                f.guard.fire("error");
+                return ApiError::from(e).into_response();
+            }
+        }
+        merge(&mut whole, event);
+        if ended.len() as u32 >= f.n {
+            f.guard.disarm();
+            // The engine's `[DONE]` is next: read it, so the connection can be reused.
+            let _ = f.events.next().await;
+            break;
+        }
+        if watch && f.live.finished(f.n) {
+            f.guard.fire("stop_string");
+            break;
+        }
+    }
+    let cut: Vec<(u32, usize)> = whole
+        .choices
+        .iter()
+        .filter_map(|c| f.live.choice_tokens(c.index).map(|n| (c.index, n)))
+        .collect();
+    let prompt_ids = f.live.prompt_ids().to_vec();
+    let returns_ids = f.live.setting("return_token_ids") == Some(&Value::Bool(true));
+    let ids: Vec<(u32, Vec<u32>)> = whole
+        .choices
+        .iter()
+        .map(|c| {
+            let keep = cut
+                .iter()
+                .find(|(i, _)| *i == c.index)
+                .map_or(c.ids().len(), |(_, n)| *n);
+            (c.index, c.ids()[..keep.min(c.ids().len())].to_vec())
+        })
+        .collect();
+    let Flow {
+        st, model, live, ..
+    } = f;
+    let mut out = match live.into_whole(&model, &st.config.derender, whole) {
+        Ok(out) => out,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    if returns_ids {
+        // vLLM's `return_token_ids`: the prompt's IDs and each choice's, for RL and routers.
+        out["prompt_token_ids"] = serde_json::json!(prompt_ids);
+        if let Some(choices) = out.get_mut("choices").and_then(Value::as_array_mut) {
+            for c in choices {
+                let index = c.get("index").and_then(Value::as_u64).unwrap_or(0) as u32;
+                if let Some((_, ids)) = ids.iter().find(|(i, _)| *i == index) {
+                    c["token_ids"] = serde_json::json!(ids);
+                }
+            }
+        }
+    }
+    if let Some(tokens) = out
+        .pointer("/usage/completion_tokens")
+        .and_then(Value::as_u64)
+    {
+        st.metrics.front.completion_tokens.inc_by(tokens);
+    }
+    axum::Json(out).into_response()
+}
+
+/// Adds one event to the whole output: each choice's IDs and logprobs appended, its
+/// finish reason kept; the pass-through fields the engine sent last.
+fn merge(whole: &mut GenerateResponse, event: GenerateResponse) {
+    for c in event.choices {
+        let at = match whole.choices.iter().position(|w| w.index == c.index) {
+            Some(at) => at,
+            None => {
+                whole.choices.push(GeneratedChoice {
+                    index: c.index,
+                    token_ids: Some(Vec::new()),
+                    finish_reason: None,
+                    logprobs: None,
+                });
+                whole.choices.len() - 1
+            }
+        };
+        let w = &mut whole.choices[at];
+        if let Some(ids) = c.token_ids {
+            w.token_ids.get_or_insert_with(Vec::new).extend(ids);
+        }
+        if c.finish_reason.is_some() {
+            w.finish_reason = c.finish_reason;
+        }
+        if let Some(lp) = c.logprobs.filter(|l| !l.is_null()) {
+            append_logprobs(&mut w.logprobs, lp);
+        }
+    }
+    whole.choices.sort_by_key(|c| c.index);
+    if event.kv_transfer_params.is_some() {
+        whole.kv_transfer_params = event.kv_transfer_params;
+    }
+    if event.metrics.is_some() {
+        whole.metrics = event.metrics;
+    }
+    if whole.prompt_logprobs.is_none() {
+        whole.prompt_logprobs = event.prompt_logprobs;
+    }
+}
+
+/// `{"content": [..]}` entries appended to those so far.
+fn append_logprobs(into: &mut Option<Value>, lp: Value) {
+    let new = match lp {
+        Value::Object(mut m) => match m.remove("content") {
+            Some(Value::Array(a)) => a,
+            _ => return,
+        },
+        _ => return,
+    };
+    let so_far = into.get_or_insert_with(|| serde_json::json!({"content": []}));
+    if let Some(a) = so_far.get_mut("content").and_then(Value::as_array_mut) {
+        a.extend(new);
+    }
+}

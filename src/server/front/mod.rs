@@ -1,0 +1,363 @@
+//! The sidecar's OpenAI front door (`serve --engine URL`): `POST /v1/chat/completions` and
+//! `POST /v1/completions`, streamed (SSE, `data: [DONE]`) or not, in one hop: render →
+//! the engine's token API (`engine/`) → derender in memory (`derender::LiveStream`) →
+//! client.
+//!
+//! * `mod.rs`: the request's render and the engine request, with retries before the
+//!   client has had a byte (engine unreachable → 503 with `Retry-After`, an engine error
+//!   status → the same status and error, stalled → 504).
+//! * `pump.rs`: a stream to the client, a bounded channel between the engine's events and
+//!   the client's socket (a slow client slows the engine read).
+//! * `collect.rs`: a whole answer, the one-shot derender of the collected IDs.
+//! * `metrics.rs`: time to first token, inter-token latency, end-to-end latency, engine
+//!   errors, aborts, streams in flight.
+//!
+//! The engine is aborted (`generate-tokens-<id>` for vLLM) when a stop string ends every
+//! choice, when the client goes away (a dropped handler or a closed stream), and after a
+//! failed event; the engine stops generating at once instead of at its next write.
+
+mod collect;
+pub mod metrics;
+mod pump;
+
+use super::{ApiError, AppState};
+use crate::derender::{GenerateResponse, Kind, LiveStream};
+use crate::engine::{Engine, EngineError, EngineStream};
+use crate::error::RequestError;
+use crate::model::Model;
+use crate::protocol::{parse_json, parse_json_shared, ChatRequest, CompletionRequest};
+use crate::render;
+use axum::body::Bytes;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
+
+/// A rendered request, ready for the engine.
+struct Prepared {
+    model: Arc<Model>,
+    kind: Kind,
+    generate: crate::protocol::GenerateRequest,
+    /// The request as the client sent it, less its conversation: the derender's settings.
+    original: Map<String, Value>,
+}
+
+pub async fn chat_completions(
+    st: Arc<AppState>,
+    bytes: Bytes,
+    permit: OwnedSemaphorePermit,
+) -> Response {
+    let start = Instant::now();
+    match prepare(&st, bytes, Kind::Chat).await {
+        Ok(p) => run(st, p, permit, start).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+pub async fn completions(
+    st: Arc<AppState>,
+    bytes: Bytes,
+    permit: OwnedSemaphorePermit,
+) -> Response {
+    let start = Instant::now();
+    match prepare(&st, bytes, Kind::Completion).await {
+        Ok(p) => run(st, p, permit, start).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Renders the request as its render route does (http images fetched first), within the
+/// request timeout.
+async fn prepare(st: &Arc<AppState>, bytes: Bytes, kind: Kind) -> Result<Prepared, ApiError> {
+    if st.config.engine.is_none() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no engine behind this server: start it with `serve --engine URL` to serve \
+             /v1/chat/completions and /v1/completions",
+        ));
+    }
+    let media = if kind == Kind::Chat
+        && st.config.render.fetcher.is_some()
+        && bytes.windows(4).any(|w| w == b"http")
+    {
+        let req: ChatRequest = parse_json(&bytes)?;
+        render::fetch_request_media(&req, &st.config.render).await?
+    } else {
+        render::FetchedMedia::default()
+    };
+    let work = super::routes::cpu_work(st, bytes, move |st, bytes| {
+        let mut original: Map<String, Value> = parse_json(&bytes)?;
+        match kind {
+            Kind::Chat => {
+                let req: ChatRequest = parse_json_shared(&bytes)?;
+                let model = st.models.get(req.model.as_deref())?;
+                let (g, timings) =
+                    render::render_chat(&model, &req, &st.config.render, Some(&media))?;
+                st.metrics
+                    .observe_render(&model.name, g.token_ids.len(), timings);
+                original.remove("messages");
+                Ok(Prepared {
+                    model,
+                    kind,
+                    generate: g,
+                    original,
+                })
+            }
+            Kind::Completion => {
+                let req: CompletionRequest = parse_json(&bytes)?;
+                let model = st.models.get(req.model.as_deref())?;
+                let (mut gs, timings) = render::render_completion(&model, &req)?;
+                if gs.len() != 1 {
+                    return Err(RequestError::invalid(
+                        "prompt",
+                        format!(
+                            "the front door serves one prompt per request (got {}): send each \
+                             prompt in its own request",
+                            gs.len()
+                        ),
+                    ));
+                }
+                let g = gs.remove(0);
+                st.metrics
+                    .observe_render(&model.name, g.token_ids.len(), timings);
+                original.remove("prompt");
+                Ok(Prepared {
+                    model,
+                    kind,
+                    generate: g,
+                    original,
+                })
+            }
+        }
+    });
+    match st.deadlines.timeout(st.config.request_timeout, work).await {
+        Ok(r) => r,
+        Err(_) => Err(ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "the render took longer than the server's request timeout",
+        )),
+    }
+}
+
+/// Aborts the engine request when dropped while armed: a handler dropped by hyper (the
+/// client went away), a stream that ended early, a failed event.
+pub(super) struct AbortOnDrop {
+    engine: Arc<Engine>,
+    engine_id: String,
+    armed: bool,
+    metrics: Arc<metrics::FrontMetrics>,
+    /// The `reason` label of the abort, if it fires.
+    reason: &'static str,
+}
+
+impl AbortOnDrop {
+    fn new(st: &AppState, engine: &Arc<Engine>, engine_id: String) -> Self {
+        AbortOnDrop {
+            engine: engine.clone(),
+            engine_id,
+            armed: true,
+            metrics: st.metrics.front.clone(),
+            reason: "client_gone",
+        }
+    }
+
+    /// The engine ended the request itself: nothing to abort.
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    /// Aborts now, counted under `reason`.
+    fn fire(&mut self, reason: &'static str) {
+        self.reason = reason;
+        self.send();
+    }
+
+    fn send(&mut self) {
+        if !std::mem::take(&mut self.armed) {
+            return;
+        }
+        self.metrics.aborts.with_label_values(&[self.reason]).inc();
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(id = %self.engine_id, "no runtime to abort the engine request on");
+            return;
+        };
+        let engine = self.engine.clone();
+        let id = self.engine_id.clone();
+        rt.spawn(async move {
+            if let Err(e) = engine.abort(&id).await {
+                tracing::warn!(id = %id, "engine abort failed: {e}");
+            }
+        });
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.send();
+    }
+}
+
+/// Sends the request to the engine, waits for its first event (again, up to
+/// `--engine-retries` times, when the engine cannot be reached or drops the request before
+/// it), then answers the client with a stream or a whole response.
+async fn run(
+    st: Arc<AppState>,
+    p: Prepared,
+    permit: OwnedSemaphorePermit,
+    start: Instant,
+) -> Response {
+    let Some(engine) = st.config.engine.clone() else {
+        return ApiError::new(StatusCode::NOT_FOUND, "no engine").into_response();
+    };
+    let Prepared {
+        model,
+        kind,
+        generate,
+        original,
+    } = p;
+    let id = generate.request_id.clone();
+    let prompt_ids: Vec<u32> = generate.token_ids.as_ref().clone();
+    let n = generate.sampling_params.n.max(1);
+    let stream = generate.stream;
+    let wire = engine.wire();
+    let body = match wire.generate_body(generate, engine.model(&model.name)) {
+        Ok(b) => b,
+        Err(e) => return engine_error(&st, e).into_response(),
+    };
+    let mut guard = AbortOnDrop::new(&st, &engine, wire.engine_id(&id));
+    let mut attempt = 0;
+    let (events, first) = loop {
+        let err = match engine.generate(body.clone()).await {
+            Ok(mut events) => match events.next().await {
+                Ok(Some(first)) => break (events, first),
+                Ok(None) => EngineError::Dropped("the stream ended before its first event".into()),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        if err.retryable() && attempt < engine.config.retries {
+            attempt += 1;
+            st.metrics.front.retries.inc();
+            tracing::info!(%id, attempt, "retrying the engine request: {err}");
+            tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+            continue;
+        }
+        if !matches!(
+            err,
+            EngineError::Unreachable { .. } | EngineError::Status { .. }
+        ) {
+            guard.fire("error");
+        } else {
+            guard.disarm();
+        }
+        return engine_error(&st, err).into_response();
+    };
+    let live = LiveStream::new(&model, &st.config.derender, kind, id, original, prompt_ids);
+    let flow = Flow {
+        st,
+        model,
+        kind,
+        events,
+        live,
+        guard,
+        n,
+        start,
+        _permit: permit,
+    };
+    if stream {
+        pump::respond(flow, first)
+    } else {
+        collect::respond(flow, first).await
+    }
+}
+
+/// One engine request and its derender, from its first event on.
+pub(super) struct Flow {
+    st: Arc<AppState>,
+    model: Arc<Model>,
+    kind: Kind,
+    events: EngineStream,
+    live: LiveStream,
+    guard: AbortOnDrop,
+    n: u32,
+    start: Instant,
+    /// The request's `--max-concurrency` slot, held until the answer is complete.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Flow {
+    /// Its route, as the metrics label it.
+    fn route(&self) -> &'static str {
+        match self.kind {
+            Kind::Chat => "/v1/chat/completions",
+            Kind::Completion => "/v1/completions",
+        }
+    }
+
+    /// Counts what the engine ended in `event`; true when every choice has ended on the
+    /// engine's side.
+    fn note_engine_ends(ended: &mut Vec<u32>, event: &GenerateResponse) {
+        for c in &event.choices {
+            if c.finish_reason.is_some() && !ended.contains(&c.index) {
+                ended.push(c.index);
+            }
+        }
+    }
+}
+
+/// The client's answer to an engine failure before its first byte: the engine's own status
+/// and error for an error status, 503 with `Retry-After` when it is unreachable, 504 when
+/// it stalls, 502 otherwise.
+fn engine_error(st: &AppState, e: EngineError) -> Response {
+    st.metrics
+        .front
+        .engine_errors
+        .with_label_values(&[e.kind()])
+        .inc();
+    tracing::warn!("engine: {e}");
+    match e {
+        EngineError::Status {
+            status,
+            body: Some(body),
+            ..
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, axum::Json(body)).into_response()
+        }
+        EngineError::Status {
+            status, message, ..
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+            ApiError::new(status, message).into_response()
+        }
+        EngineError::Unreachable { .. } => {
+            let mut resp =
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            resp
+        }
+        EngineError::Stalled(_) => {
+            ApiError::new(StatusCode::GATEWAY_TIMEOUT, e.to_string()).into_response()
+        }
+        EngineError::Dropped(_) | EngineError::BadEvent(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, e.to_string()).into_response()
+        }
+    }
+}
+
+/// The OpenAI-shaped error body of a failure after the client's first byte.
+fn error_body(e: &EngineError) -> Value {
+    let status = match e {
+        EngineError::Status { status, .. } => *status,
+        EngineError::Stalled(_) => 504,
+        _ => 502,
+    };
+    let err = ApiError::new(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+        e.to_string(),
+    );
+    err.body()
+}

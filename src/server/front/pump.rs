@@ -1,0 +1,203 @@
+//! A stream to the client (`stream: true`): `data: <chunk>\n\n` events as OpenAI sends
+//! them, then `data: [DONE]`.
+//!
+//! One task per stream reads the engine, derenders each event in memory and hands the
+//! chunk to the client's connection through a channel of [`CHANNEL_EVENTS`]: a client that
+//! reads slowly fills it, and the task stops reading the engine (whose own socket buffer
+//! then fills) instead of buffering. A client that goes away closes the channel; the task
+//! sees it at once, even while the engine is silent, and aborts the engine request.
+//!
+//! As vLLM's `/v1/chat/completions` stream: the role delta on each choice's first chunk;
+//! with `stream_options.include_usage` a last chunk with `"choices": []` and the usage, and
+//! with `continuous_usage_stats` the usage so far on every chunk; a failure after the first
+//! byte becomes a `data: {"error": {…}}` event before `[DONE]`.
+
+use super::{error_body, Flow};
+use crate::derender::GenerateResponse;
+use axum::body::{Body, Bytes};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// Chunks waiting for the client's connection, at most.
+pub const CHANNEL_EVENTS: usize = 16;
+
+pub(super) fn respond(f: Flow, first: GenerateResponse) -> Response {
+    let (tx, rx) = mpsc::channel(CHANNEL_EVENTS);
+    tokio::spawn(pump(f, first, tx));
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::new(ChannelBody(rx)),
+    )
+        .into_response()
+}
+
+/// Keeps `front_streams_in_flight` right however the task ends.
+struct InFlight(prometheus::IntGauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
+    let front = f.st.metrics.front.clone();
+    front.streams_in_flight.inc();
+    let _in_flight = InFlight(front.streams_in_flight.clone());
+    let route = f.route();
+    let ttft = super::metrics::FrontMetrics::series(&front.ttft, route);
+    let itl = super::metrics::FrontMetrics::series(&front.itl, route);
+    let options = f.live.setting("stream_options").cloned();
+    let flag = |k: &str| {
+        options
+            .as_ref()
+            .and_then(|o| o.get(k))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    };
+    let (include_usage, continuous) = (flag("include_usage"), flag("continuous_usage_stats"));
+    let returns_ids = f.live.setting("return_token_ids") == Some(&Value::Bool(true));
+    let mut ended = Vec::new();
+    let mut last_sent: Option<Instant> = None;
+    let mut failed = false;
+    let mut next = Some(first);
+    loop {
+        let read = match next.take() {
+            Some(mut e) => {
+                if returns_ids {
+                    e.prompt_token_ids = Some(f.live.prompt_ids().to_vec());
+                }
+                Ok(Some(e))
+            }
+            None => tokio::select! {
+                biased;
+                _ = tx.closed() => {
+                    f.guard.fire("client_gone");
+                    return;
+                }
+                r = f.events.next() => r,
+            },
+        };
+        let event = match read {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                f.guard.disarm();
+                break;
+            }
+            Err(e) => {
+                front.engine_errors.with_label_values(&[e.kind()]).inc();
+                tracing::warn!(id = f.live.id(), "engine stream failed: {e}");
+                f.guard.fire("error");
+                failed = true;
+                let _ = tx.send(sse(&error_body(&e))).await;
+                break;
+            }
+        };
+        Flow::note_engine_ends(&mut ended, &event);
+        let mut chunk = match f.live.push(&f.model, &f.st.config.derender, event) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(id = f.live.id(), "derender of an engine event failed: {e}");
+                f.guard.fire("error");
+                failed = true;
+                let _ = tx.send(sse(&crate::server::ApiError::from(e).body())).await;
+                break;
+            }
+        };
+        let has_choices = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .is_some_and(|c| !c.is_empty());
+        if has_choices {
+            if continuous {
+                chunk["usage"] = usage(&f);
+            }
+            if tx.send(sse(&chunk)).await.is_err() {
+                f.guard.fire("client_gone");
+                return;
+            }
+            let now = Instant::now();
+            match last_sent {
+                None => ttft.observe(f.start.elapsed().as_secs_f64()),
+                Some(t) => itl.observe(now.duration_since(t).as_secs_f64()),
+            }
+            last_sent = Some(now);
+        }
+        if ended.len() as u32 >= f.n {
+            f.guard.disarm();
+            // `[DONE]` is next: read it, so the engine connection can be reused.
+            let _ = f.events.next().await;
+            break;
+        }
+        if f.live.finished(f.n) {
+            f.guard.fire("stop_string");
+            break;
+        }
+    }
+    front
+        .completion_tokens
+        .inc_by(f.live.completion_tokens() as u64);
+    if include_usage && !failed {
+        let object = if f.kind == crate::derender::Kind::Chat {
+            "chat.completion.chunk"
+        } else {
+            "text_completion"
+        };
+        let last = json!({
+            "id": f.live.id(), "object": object, "created": f.live.created(),
+            "model": f.model.name, "choices": [], "usage": usage(&f),
+        });
+        if tx.send(sse(&last)).await.is_err() {
+            return;
+        }
+    }
+    if tx
+        .send(Bytes::from_static(b"data: [DONE]\n\n"))
+        .await
+        .is_ok()
+    {
+        super::metrics::FrontMetrics::series(&front.e2e, route)
+            .observe(f.start.elapsed().as_secs_f64());
+    }
+}
+
+/// The usage so far: the prompt, and the completion tokens derendered (up to each choice's
+/// end, so a stop string's cut counts as the client sees it).
+fn usage(f: &Flow) -> Value {
+    let prompt = f.live.prompt_tokens();
+    let completion = f.live.completion_tokens();
+    json!({"prompt_tokens": prompt, "completion_tokens": completion,
+           "total_tokens": prompt + completion})
+}
+
+fn sse(v: &Value) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"data: ");
+    // Writing a `Value` into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut out, v);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// The response body: the chunks the task sends, until it drops its end.
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|b| b.map(|b| Ok(http_body::Frame::data(b))))
+    }
+}
