@@ -146,12 +146,13 @@ async def fake_engine(reader, writer, gap):
         for line in head.split(b"\r\n"):
             if line.lower().startswith(b"content-length:"):
                 length = int(line.split(b":")[1])
-        body = json.loads(await reader.readexactly(length))
+        raw = await reader.readexactly(length)
         path = head.split(b" ")[1]
         if path != b"/inference/v1/generate":
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
             await writer.drain()
             return
+        body = json.loads(raw)
         n = body["sampling_params"]["max_tokens"]
         rid = "generate-tokens-" + body["request_id"]
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"

@@ -158,6 +158,28 @@ def main():
         inflight = [line for line in m.splitlines() if line.startswith("llm_render_front_streams_in_flight")]
         print("  ", inflight[0])
         check(inflight[0].endswith(" 0"), "no stream left in flight")
+        print("\nAnthropic Messages (the anthropic SDK), greedy, streamed and not:")
+        import anthropic
+        ac = anthropic.Anthropic(base_url=base, api_key="none")
+        hi = [{"role": "user", "content": "Hi"}]
+        m = ac.messages.create(model=model, max_tokens=8, messages=hi, extra_body={"temperature": 0})
+        print("  ", json.dumps(m.content[0].text), m.stop_reason, m.usage.output_tokens)
+        check(m.stop_reason == "max_tokens" and m.usage.output_tokens == 8, "a message")
+        with ac.messages.stream(model=model, max_tokens=8, messages=hi,
+                                extra_body={"temperature": 0}) as st:
+            text = "".join(st.text_stream)
+            final = st.get_final_message()
+        print("  ", json.dumps(text), final.stop_reason)
+        check(text == m.content[0].text, "the streamed message is the whole one")
+
+        print("\nOpenAI Responses (the openai SDK), streamed and not:")
+        r = client.responses.create(model=model, input="Hi", max_output_tokens=8)
+        print("  ", r.status, json.dumps(r.output_text), r.usage.output_tokens)
+        check(r.status == "incomplete" and r.usage.output_tokens == 8, "a length-cut response")
+        events = list(client.responses.create(model=model, input="Hi", max_output_tokens=8,
+                                              stream=True))
+        print("  ", [e.type for e in events][:3], "...", events[-1].type)
+        check(events[-1].type in ("response.completed", "response.incomplete"), "streamed response")
         print("\nall checks passed")
     finally:
         server.terminate()

@@ -1,114 +1,17 @@
 //! The sidecar's front door (`serve --engine URL`) end to end: a real llm-render server on
 //! loopback in front of a scripted engine (`common/engine.rs`) in the recorded vLLM shapes
-//! and SGLang's: chat and completions, streamed and not, `n = 2`, usage, stop strings and
-//! the abort they send, tool calls, logprobs, `return_token_ids`, `kv_transfer_params`,
-//! each engine failure, and a client disconnect reaching the engine as an abort.
+//! and SGLang's: chat, completions, Messages and Responses, streamed and not, `n = 2`,
+//! usage, stop strings and the abort they send, tool calls, reasoning, logprobs,
+//! `return_token_ids`, `kv_transfer_params`. Failures: `sidecar_failures.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use common::engine::{choice, events, End, Engine, Script};
-use llm_render::engine::{protocol, Engine as Client, EngineConfig};
-use llm_render::model::Model;
+use common::engine::{choice, events, Script};
+use common::sidecar::*;
 use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// Qwen3, loaded once for every server and encoding of this binary.
-fn registry() -> llm_render::model::ModelRegistry {
-    static REG: std::sync::OnceLock<llm_render::model::ModelRegistry> = std::sync::OnceLock::new();
-    REG.get_or_init(common::qwen3_only).clone()
-}
-
-fn model() -> Arc<Model> {
-    registry().get(Some("qwen3")).unwrap()
-}
-
-fn ids(text: &str) -> Vec<u32> {
-    model().encode(text, false).unwrap()
-}
-
-/// A scripted engine and an llm-render in front of it (no reasoning parser unless asked).
-fn setup_with(script: Script, proto: &str, reasoning: &str) -> (Engine, String) {
-    let engine = Engine::start(script);
-    let mut cfg = EngineConfig::new(&engine.url, protocol(proto).unwrap());
-    cfg.model = Some("tiny-qwen3".into());
-    cfg.stall_timeout = Duration::from_millis(800);
-    cfg.health_interval = Duration::from_millis(100);
-    let client = Client::new(cfg).unwrap();
-    client.watch_health().unwrap();
-    let mut config = ServerConfig {
-        engine: Some(client),
-        ..ServerConfig::default()
-    };
-    config.derender.reasoning_parser = reasoning.into();
-    let base = common::start_server(registry(), config);
-    (engine, base)
-}
-
-fn setup(script: Script) -> (Engine, String) {
-    setup_with(script, "vllm", "none")
-}
-
-fn chat(extra: Value) -> Value {
-    let mut body = json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hi"}],
-                          "max_tokens": 32});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    body
-}
-
-fn post(base: &str, path: &str, body: &Value) -> (u16, reqwest::header::HeaderMap, String) {
-    let resp = common::client()
-        .post(format!("{base}{path}"))
-        .json(body)
-        .send()
-        .unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    (status, headers, resp.text().unwrap())
-}
-
-/// A stream's `data:` events, parsed (`[DONE]` as a string).
-fn sse(text: &str) -> Vec<Value> {
-    text.split("\n\n")
-        .filter_map(|e| e.strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_string())))
-        .collect()
-}
-
-/// The text of choice `index` over a stream's chunks (chat deltas or completion text).
-fn streamed_text(chunks: &[Value], index: u64, field: &str) -> String {
-    let mut out = String::new();
-    for c in chunks {
-        for ch in c["choices"].as_array().into_iter().flatten() {
-            if ch["index"].as_u64() == Some(index) {
-                let v = if field == "text" {
-                    &ch["text"]
-                } else {
-                    &ch["delta"][field]
-                };
-                out.push_str(v.as_str().unwrap_or(""));
-            }
-        }
-    }
-    out
-}
-
-fn finish_of(chunks: &[Value], index: u64) -> Value {
-    chunks
-        .iter()
-        .flat_map(|c| c["choices"].as_array().cloned().unwrap_or_default())
-        .filter(|ch| ch["index"].as_u64() == Some(index))
-        .map(|ch| ch["finish_reason"].clone())
-        .find(|f| !f.is_null())
-        .unwrap_or(Value::Null)
-}
-
-const TEXT: &str = "The quick brown fox jumps over the lazy dog, twice.";
+use std::time::Duration;
 
 #[test]
 fn chat_streams_the_engine_output_as_openai_chunks() {
@@ -392,194 +295,6 @@ fn kv_transfer_params_pass_both_ways() {
 }
 
 #[test]
-fn engine_errors_reach_the_client_in_kind() {
-    let err = json!({"error": {"message": "Token id 999999 is out of vocabulary",
-        "type": "BadRequestError", "param": null, "code": 400}});
-    let (_engine, base) = setup(Script {
-        error: Some((400, err.clone())),
-        ..Script::default()
-    });
-    let (status, _, body) = post(
-        &base,
-        "/v1/chat/completions",
-        &chat(json!({"stream": true})),
-    );
-    assert_eq!(status, 400);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), err);
-
-    // Unreachable: a port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let cfg = EngineConfig::new(
-        &format!("http://127.0.0.1:{port}"),
-        protocol("vllm").unwrap(),
-    );
-    let config = ServerConfig {
-        engine: Some(Client::new(cfg).unwrap()),
-        ..ServerConfig::default()
-    };
-    let base = common::start_server(registry(), config);
-    let (status, headers, body) = post(&base, "/v1/chat/completions", &chat(json!({})));
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(headers["retry-after"], "1");
-    assert!(body.contains("unreachable"), "{body}");
-}
-
-#[test]
-fn a_stalled_engine_is_a_504_before_the_first_byte_and_an_error_event_after() {
-    let (engine, base) = setup(Script {
-        events: Vec::new(),
-        end: End::Stall,
-        ..Script::default()
-    });
-    let (status, _, body) = post(
-        &base,
-        "/v1/chat/completions",
-        &chat(json!({"stream": true})),
-    );
-    assert_eq!(status, 504, "{body}");
-    assert_eq!(wait_aborts(&engine, 1), 1, "a stalled request is aborted");
-
-    let (engine, base) = setup(Script {
-        events: events(&ids(TEXT), 2, "length")[..1].to_vec(),
-        end: End::Stall,
-        ..Script::default()
-    });
-    let (status, _, body) = post(
-        &base,
-        "/v1/chat/completions",
-        &chat(json!({"stream": true})),
-    );
-    assert_eq!(status, 200);
-    let chunks = sse(&body);
-    assert_eq!(chunks.last().unwrap(), "[DONE]");
-    let err = &chunks[chunks.len() - 2]["error"];
-    assert_eq!(err["code"], 504, "{body}");
-    assert_eq!(wait_aborts(&engine, 1), 1);
-}
-
-/// The aborts the engine has had, once there are `n` (or after 2 s).
-fn wait_aborts(engine: &Engine, n: usize) -> usize {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while engine.aborts().len() < n && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    engine.aborts().len()
-}
-
-#[test]
-fn an_engine_that_drops_mid_stream_ends_with_an_error_event_and_is_retried_before() {
-    let (_engine, base) = setup(Script {
-        events: events(&ids(TEXT), 2, "length")[..2].to_vec(),
-        end: End::Drop,
-        ..Script::default()
-    });
-    let (status, _, body) = post(
-        &base,
-        "/v1/chat/completions",
-        &chat(json!({"stream": true})),
-    );
-    assert_eq!(status, 200);
-    let chunks = sse(&body);
-    assert_eq!(chunks.last().unwrap(), "[DONE]");
-    assert_eq!(chunks[chunks.len() - 2]["error"]["code"], 502, "{body}");
-
-    // Dropped before its first event, once: sent again, and the client sees only success.
-    let (engine, base) = setup(Script {
-        events: events(&ids(TEXT), 3, "length"),
-        fail_first: 1,
-        end_first: End::Drop,
-        ..Script::default()
-    });
-    let (status, _, body) = post(
-        &base,
-        "/v1/chat/completions",
-        &chat(json!({"stream": true})),
-    );
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(streamed_text(&sse(&body), 0, "content"), TEXT);
-    assert_eq!(engine.generates().len(), 2);
-}
-
-/// Reads the server's `/metrics` value of `name` (no labels).
-fn metric(base: &str, name: &str) -> f64 {
-    let text = common::client()
-        .get(format!("{base}/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .map(|v| v.trim().parse().unwrap())
-        .unwrap_or(f64::NAN)
-}
-
-#[test]
-fn a_client_that_disconnects_aborts_the_engine_within_100_ms() {
-    let (engine, base) = setup(Script {
-        events: events(&ids(TEXT), 2, "length")[..1].to_vec(),
-        end: End::Stall,
-        ..Script::default()
-    });
-    let addr = base.trim_start_matches("http://").to_string();
-    let body = chat(json!({"stream": true})).to_string();
-    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        sock,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&got).contains("data: ") {
-        let n = sock.read(&mut buf).unwrap();
-        assert!(n > 0);
-        got.extend_from_slice(&buf[..n]);
-    }
-    assert_eq!(metric(&base, "llm_render_front_streams_in_flight"), 1.0);
-    let gone = Instant::now();
-    drop(sock);
-    let deadline = gone + Duration::from_millis(500);
-    while engine.aborts().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let aborts = engine.aborts();
-    assert_eq!(aborts.len(), 1, "no abort reached the engine");
-    let took = aborts[0].1.duration_since(gone);
-    assert!(took < Duration::from_millis(100), "abort took {took:?}");
-    std::thread::sleep(Duration::from_millis(20));
-    assert_eq!(metric(&base, "llm_render_front_streams_in_flight"), 0.0);
-    // The scrape itself is the one request in flight.
-    assert_eq!(metric(&base, "llm_render_requests_in_flight"), 1.0);
-}
-
-#[test]
-fn health_follows_the_engine() {
-    let (engine, base) = setup(Script::default());
-    let health = || {
-        common::client()
-            .get(format!("{base}/health"))
-            .send()
-            .unwrap()
-            .status()
-            .as_u16()
-    };
-    std::thread::sleep(Duration::from_millis(250));
-    assert_eq!(health(), 200);
-    engine.script.lock().unwrap().unhealthy = true;
-    std::thread::sleep(Duration::from_millis(400));
-    assert_eq!(health(), 503);
-    engine.script.lock().unwrap().unhealthy = false;
-    std::thread::sleep(Duration::from_millis(400));
-    assert_eq!(health(), 200);
-}
-
-#[test]
 fn sglang_cumulative_output_ids_stream_and_abort_by_rid() {
     let text = "Hello there. STOP and then more text";
     let (engine, base) = setup_with(
@@ -627,4 +342,89 @@ fn a_bad_request_is_refused_before_the_engine() {
     let (status, _, body) = post(&base, "/v1/chat/completions", &json!({"model": "qwen3"}));
     assert_eq!(status, 400, "{body}");
     assert!(engine.generates().is_empty());
+}
+
+/// A Messages or Responses stream's `event:` / `data:` pairs.
+fn named_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| {
+            let mut lines = e.lines();
+            let kind = lines
+                .next()
+                .unwrap()
+                .strip_prefix("event: ")
+                .unwrap()
+                .to_string();
+            let data = lines.next().unwrap().strip_prefix("data: ").unwrap();
+            (kind, serde_json::from_str(data).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn messages_front_door_streams_anthropic_events_and_answers_a_message() {
+    let text = "Hello there. STOP never seen";
+    let (engine, base) = setup(Script {
+        events: events(&ids(text), 2, "length"),
+        ..Script::default()
+    });
+    let req = json!({"model": "qwen3", "max_tokens": 32, "stop_sequences": ["STOP"],
+                     "messages": [{"role": "user", "content": "Hi"}]});
+    let (status, _, body) = post(&base, "/v1/messages", &req);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["type"], "message");
+    assert_eq!(v["content"][0]["text"], "Hello there. ");
+    assert_eq!(v["stop_reason"], "stop_sequence");
+    assert_eq!(v["stop_sequence"], "STOP");
+    assert_eq!(wait_aborts(&engine, 1), 1);
+
+    let mut req = req;
+    req["stream"] = true.into();
+    let (status, headers, body) = post(&base, "/v1/messages", &req);
+    assert_eq!(status, 200, "{body}");
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let evs = named_events(&body);
+    assert_eq!(evs[0].0, "message_start");
+    assert_eq!(evs.last().unwrap().0, "message_stop");
+    let streamed: String = evs
+        .iter()
+        .filter(|(k, _)| k == "content_block_delta")
+        .map(|(_, d)| d["delta"]["text"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(streamed, "Hello there. ");
+    assert!(!body.contains("[DONE]"));
+}
+
+#[test]
+fn responses_front_door_streams_response_events_and_answers_a_response() {
+    let (_engine, base) = setup(Script {
+        events: events(&ids(TEXT), 3, "stop"),
+        ..Script::default()
+    });
+    let req = json!({"model": "qwen3", "input": "Hi", "max_output_tokens": 32});
+    let (status, _, body) = post(&base, "/v1/responses", &req);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["object"], "response");
+    assert_eq!(v["status"], "completed");
+    assert_eq!(v["output"][0]["content"][0]["text"], TEXT);
+
+    let mut req = req;
+    req["stream"] = true.into();
+    let (status, _, body) = post(&base, "/v1/responses", &req);
+    assert_eq!(status, 200, "{body}");
+    let evs = named_events(&body);
+    assert_eq!(evs[0].0, "response.created");
+    assert_eq!(evs.last().unwrap().0, "response.completed");
+    let streamed: String = evs
+        .iter()
+        .filter(|(k, _)| k == "response.output_text.delta")
+        .map(|(_, d)| d["delta"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(streamed, TEXT);
 }

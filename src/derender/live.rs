@@ -8,6 +8,7 @@
 //! early.
 
 use super::request::{DerenderConfig, DerenderRequest, GenerateResponse, Kind, PromptTokenIds};
+use super::reshape::Api;
 use super::state::StreamState;
 use crate::error::RequestError;
 use crate::model::Model;
@@ -59,6 +60,48 @@ impl LiveStream {
             &event,
             false,
         )
+    }
+
+    /// The Messages or Responses events one engine event becomes (`reshape.rs`), for a chat
+    /// stream of a request that came in that API's shape.
+    pub fn push_as(
+        &mut self,
+        model: &Model,
+        cfg: &DerenderConfig,
+        event: GenerateResponse,
+        api: Api,
+    ) -> Result<Vec<Value>, RequestError> {
+        if event.choices.len() > 1 {
+            return Err(RequestError::invalid(
+                "n",
+                "the Messages and Responses APIs have one choice",
+            ));
+        }
+        let kv = event.kv_transfer_params.clone();
+        let ids: Vec<u32> = event
+            .choices
+            .first()
+            .filter(|c| !self.choice_done(c.index))
+            .map(|c| c.ids().to_vec())
+            .unwrap_or_default();
+        let chunk = self.push(model, cfg, event)?;
+        // What the reshaper reads of the event: its IDs (reasoning tokens) and
+        // `kv_transfer_params`.
+        let mut seen = GenerateResponse::named(self.state.id.clone());
+        seen.kv_transfer_params = kv;
+        seen.choices.push(crate::protocol::GeneratedChoice {
+            index: 0,
+            token_ids: Some(ids),
+            finish_reason: None,
+            logprobs: None,
+        });
+        Ok(super::reshape::events(
+            model,
+            api,
+            &mut self.state,
+            &seen,
+            &chunk,
+        ))
     }
 
     /// Whether each of the request's `n` choices has ended.
@@ -139,6 +182,20 @@ impl LiveStream {
         self.req.stream = false;
         self.req.generate_response = Some(output);
         super::derender(model, &self.req, cfg, self.kind)
+    }
+
+    /// [`LiveStream::into_whole`] in the Messages or Responses shape, as
+    /// `/v1/messages/derender` (or `/v1/responses/derender`) answers it.
+    pub fn into_whole_as(
+        mut self,
+        model: &Model,
+        cfg: &DerenderConfig,
+        output: GenerateResponse,
+        api: Api,
+    ) -> Result<Value, RequestError> {
+        self.req.stream = false;
+        self.req.generate_response = Some(output);
+        super::derender_as(model, &self.req, cfg, api)
     }
 }
 

@@ -13,10 +13,10 @@
 //! its signed form.
 
 use super::messages::{self, MessagesStream};
-use super::request::{reasoning_spec, DerenderConfig, DerenderRequest, Kind};
+use super::request::{reasoning_spec, DerenderConfig, DerenderRequest, GenerateResponse, Kind};
 use super::respond::check_ids;
 use super::responses::{self, Counts, Echo, Head, ResponsesStream};
-use super::state::ApiStream;
+use super::state::{ApiStream, StreamState};
 use super::stream::{advance, wire};
 use crate::error::RequestError;
 use crate::model::Model;
@@ -143,17 +143,31 @@ pub fn derender_as(
     }
     req.check_prompts(1, model.max_model_len)?;
     let (mut state, chunk) = advance(model, req, cfg, Kind::Chat, output, Some(api.name()))?;
+    let events = events(model, api, &mut state, output, &chunk);
+    Ok(json!({"events": events, "stream_state": wire(model, cfg, &state)?}))
+}
+
+/// The Messages or Responses events one chat chunk of a stream becomes, with the API's own
+/// fields kept in `state.api`: what the derender routes send back per chunk and the
+/// sidecar's `/v1/messages` and `/v1/responses` streams send (`live.rs`).
+pub(super) fn events(
+    model: &Model,
+    api: Api,
+    state: &mut StreamState,
+    output: &GenerateResponse,
+    chunk: &Value,
+) -> Vec<Value> {
     let prompt = state.prompt_tokens;
     let st = state.choices.first();
     let completion = st.map_or(0, |c| c.tokens);
     let spec = st.and_then(|c| c.reasoning_spec()).cloned();
-    let events = match api {
+    match api {
         Api::Messages => {
             let slot = state
                 .api
                 .get_or_insert_with(|| ApiStream::Messages(MessagesStream::default()));
             match slot {
-                ApiStream::Messages(m) => m.events(&chunk, prompt, completion),
+                ApiStream::Messages(m) => m.events(chunk, prompt, completion),
                 ApiStream::Responses(_) => Vec::new(),
             }
         }
@@ -183,11 +197,10 @@ pub fn derender_as(
                         output: completion,
                         reasoning: r.reasoning_tokens,
                     };
-                    r.events(&chunk, &model.name, &kv, counts)
+                    r.events(chunk, &model.name, &kv, counts)
                 }
                 ApiStream::Messages(_) => Vec::new(),
             }
         }
-    };
-    Ok(json!({"events": events, "stream_state": wire(model, cfg, &state)?}))
+    }
 }

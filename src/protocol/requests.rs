@@ -85,6 +85,20 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
     }
 }
 
+impl ChatRequest {
+    /// The chat request another API's body was converted to (`render::anthropic`,
+    /// `render::responses`), read as a client's chat request is.
+    pub fn from_converted(
+        chat: &serde_json::Map<String, serde_json::Value>,
+        from: ConvertedFrom,
+    ) -> Result<Self, RequestError> {
+        let bytes = serde_json::to_vec(chat).map_err(|e| RequestError::Internal(e.to_string()))?;
+        let mut req: ChatRequest = parse_json(&bytes)?;
+        req.converted_from = from;
+        Ok(req)
+    }
+}
+
 /// The API a chat request was converted from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConvertedFrom {

@@ -14,7 +14,7 @@ use super::RenderOptions;
 use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::anthropic::{to_chat, MessagesSettings};
-use crate::protocol::{parse_json, ChatRequest};
+use crate::protocol::ChatRequest;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -26,10 +26,7 @@ pub fn messages_to_chat(
     opts: &RenderOptions,
 ) -> Result<ChatRequest, RequestError> {
     let chat = messages_to_chat_map(model, body, opts)?;
-    let mut req: ChatRequest =
-        parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)?;
-    req.converted_from = crate::protocol::ConvertedFrom::Messages;
-    Ok(req)
+    ChatRequest::from_converted(&chat, crate::protocol::ConvertedFrom::Messages)
 }
 
 /// The chat request a Messages body converts to, as JSON (what derender reads).

@@ -5,7 +5,7 @@ use super::RenderOptions;
 use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::responses::to_chat;
-use crate::protocol::{parse_json, ChatRequest};
+use crate::protocol::ChatRequest;
 use serde_json::Value;
 
 /// The chat request for a Responses body, validated as vLLM's `ResponsesRequest`.
@@ -15,8 +15,5 @@ pub fn responses_to_chat(
     _opts: &RenderOptions,
 ) -> Result<ChatRequest, RequestError> {
     let chat = to_chat(body)?;
-    let mut req: ChatRequest =
-        parse_json(&serde_json::to_vec(&chat).map_err(|e| RequestError::Internal(e.to_string()))?)?;
-    req.converted_from = crate::protocol::ConvertedFrom::Responses;
-    Ok(req)
+    ChatRequest::from_converted(&chat, crate::protocol::ConvertedFrom::Responses)
 }

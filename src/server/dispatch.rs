@@ -118,6 +118,14 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: front!(super::front::completions),
     },
     Route {
+        path: "/v1/messages",
+        handler: front!(super::front::messages),
+    },
+    Route {
+        path: "/v1/responses",
+        handler: front!(super::front::responses),
+    },
+    Route {
         path: "/health",
         handler: Handler::Info(|st| routes::health(st).into_response()),
     },

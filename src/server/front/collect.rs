@@ -70,13 +70,21 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         })
         .collect();
     let Flow {
-        st, model, live, ..
+        st,
+        model,
+        live,
+        shape,
+        ..
     } = f;
-    let mut out = match live.into_whole(&model, &st.config.derender, whole) {
+    let answer = match shape.api() {
+        None => live.into_whole(&model, &st.config.derender, whole),
+        Some(api) => live.into_whole_as(&model, &st.config.derender, whole, api),
+    };
+    let mut out = match answer {
         Ok(out) => out,
         Err(e) => return ApiError::from(e).into_response(),
     };
-    if returns_ids {
+    if returns_ids && shape.api().is_none() {
         // vLLM's `return_token_ids`: the prompt's IDs and each choice's, for RL and routers.
         out["prompt_token_ids"] = serde_json::json!(prompt_ids);
         if let Some(choices) = out.get_mut("choices").and_then(Value::as_array_mut) {

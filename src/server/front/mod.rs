@@ -1,5 +1,7 @@
-//! The sidecar's OpenAI front door (`serve --engine URL`): `POST /v1/chat/completions` and
-//! `POST /v1/completions`, streamed (SSE, `data: [DONE]`) or not, in one hop: render →
+//! The sidecar's OpenAI front door (`serve --engine URL`): `POST /v1/chat/completions`,
+//! `POST /v1/completions`, and Anthropic's `POST /v1/messages` and OpenAI's `POST
+//! /v1/responses` (stateless) as the chat request they convert to, streamed (SSE) or not,
+//! in one hop: render →
 //! the engine's token API (`engine/`) → derender in memory (`derender::LiveStream`) →
 //! client.
 //!
@@ -21,11 +23,13 @@ pub mod metrics;
 mod pump;
 
 use super::{ApiError, AppState};
-use crate::derender::{GenerateResponse, Kind, LiveStream};
+use crate::derender::{Api, GenerateResponse, Kind, LiveStream};
 use crate::engine::{Engine, EngineError, EngineStream};
 use crate::error::RequestError;
 use crate::model::Model;
-use crate::protocol::{parse_json, parse_json_shared, ChatRequest, CompletionRequest};
+use crate::protocol::{
+    parse_json, parse_json_shared, ChatRequest, CompletionRequest, ConvertedFrom,
+};
 use crate::render;
 use axum::body::Bytes;
 use axum::http::{header, HeaderValue, StatusCode};
@@ -35,10 +39,51 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
+/// The API a front-door request came in, and is answered, in.
+#[derive(Debug, Clone)]
+pub(super) enum Shape {
+    Chat,
+    Completion,
+    /// Anthropic Messages: rendered and derendered as the chat request it converts to,
+    /// answered as a `message` or its events.
+    Messages,
+    /// OpenAI Responses (stateless), with the request whose settings the response echoes.
+    Responses(Map<String, Value>),
+}
+
+impl Shape {
+    /// The derender kind: completions, or chat for every chat-based API.
+    fn kind(&self) -> Kind {
+        match self {
+            Shape::Completion => Kind::Completion,
+            _ => Kind::Chat,
+        }
+    }
+
+    /// The reshaping of the chat derender, for Messages and Responses.
+    fn api(&self) -> Option<Api<'_>> {
+        match self {
+            Shape::Messages => Some(Api::Messages),
+            Shape::Responses(original) => Some(Api::Responses(original)),
+            Shape::Chat | Shape::Completion => None,
+        }
+    }
+
+    /// Its route, as the metrics label it.
+    fn route(&self) -> &'static str {
+        match self {
+            Shape::Chat => "/v1/chat/completions",
+            Shape::Completion => "/v1/completions",
+            Shape::Messages => "/v1/messages",
+            Shape::Responses(_) => "/v1/responses",
+        }
+    }
+}
+
 /// A rendered request, ready for the engine.
 struct Prepared {
     model: Arc<Model>,
-    kind: Kind,
+    shape: Shape,
     generate: crate::protocol::GenerateRequest,
     /// The request as the client sent it, less its conversation: the derender's settings.
     original: Map<String, Value>,
@@ -49,11 +94,7 @@ pub async fn chat_completions(
     bytes: Bytes,
     permit: OwnedSemaphorePermit,
 ) -> Response {
-    let start = Instant::now();
-    match prepare(&st, bytes, Kind::Chat).await {
-        Ok(p) => run(st, p, permit, start).await,
-        Err(e) => e.into_response(),
-    }
+    serve(st, bytes, permit, Route::Chat).await
 }
 
 pub async fn completions(
@@ -61,76 +102,146 @@ pub async fn completions(
     bytes: Bytes,
     permit: OwnedSemaphorePermit,
 ) -> Response {
+    serve(st, bytes, permit, Route::Completion).await
+}
+
+pub async fn messages(st: Arc<AppState>, bytes: Bytes, permit: OwnedSemaphorePermit) -> Response {
+    serve(st, bytes, permit, Route::Messages).await
+}
+
+pub async fn responses(st: Arc<AppState>, bytes: Bytes, permit: OwnedSemaphorePermit) -> Response {
+    serve(st, bytes, permit, Route::Responses).await
+}
+
+/// Which front-door route a request came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Chat,
+    Completion,
+    Messages,
+    Responses,
+}
+
+async fn serve(
+    st: Arc<AppState>,
+    bytes: Bytes,
+    permit: OwnedSemaphorePermit,
+    route: Route,
+) -> Response {
     let start = Instant::now();
-    match prepare(&st, bytes, Kind::Completion).await {
+    match prepare(&st, bytes, route).await {
         Ok(p) => run(st, p, permit, start).await,
         Err(e) => e.into_response(),
     }
 }
 
+/// The chat request a Messages or Responses body converts to, as JSON (what the derender
+/// reads) and as the render reads it.
+fn converted(
+    st: &AppState,
+    model: &Model,
+    body: &Value,
+    route: Route,
+) -> Result<(Map<String, Value>, ChatRequest), RequestError> {
+    let (map, from) = match route {
+        Route::Messages => (
+            render::anthropic::messages_to_chat_map(model, body, &st.config.render)?,
+            ConvertedFrom::Messages,
+        ),
+        _ => (
+            crate::protocol::responses::to_chat(body)?,
+            ConvertedFrom::Responses,
+        ),
+    };
+    let req = ChatRequest::from_converted(&map, from)?;
+    Ok((map, req))
+}
+
 /// Renders the request as its render route does (http images fetched first), within the
 /// request timeout.
-async fn prepare(st: &Arc<AppState>, bytes: Bytes, kind: Kind) -> Result<Prepared, ApiError> {
+async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepared, ApiError> {
     if st.config.engine.is_none() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "no engine behind this server: start it with `serve --engine URL` to serve \
-             /v1/chat/completions and /v1/completions",
+             /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses",
         ));
     }
-    let media = if kind == Kind::Chat
+    let media = if route != Route::Completion
         && st.config.render.fetcher.is_some()
         && bytes.windows(4).any(|w| w == b"http")
     {
-        let req: ChatRequest = parse_json(&bytes)?;
+        let req: ChatRequest = match route {
+            Route::Chat => parse_json(&bytes)?,
+            _ => {
+                let body: Value = parse_json(&bytes)?;
+                let model = st.models.get(body.get("model").and_then(Value::as_str))?;
+                converted(st, &model, &body, route)?.1
+            }
+        };
         render::fetch_request_media(&req, &st.config.render).await?
     } else {
         render::FetchedMedia::default()
     };
     let work = super::routes::cpu_work(st, bytes, move |st, bytes| {
-        let mut original: Map<String, Value> = parse_json(&bytes)?;
-        match kind {
-            Kind::Chat => {
+        if route == Route::Completion {
+            let mut original: Map<String, Value> = parse_json(&bytes)?;
+            let req: CompletionRequest = parse_json(&bytes)?;
+            let model = st.models.get(req.model.as_deref())?;
+            let (mut gs, timings) = render::render_completion(&model, &req)?;
+            if gs.len() != 1 {
+                return Err(RequestError::invalid(
+                    "prompt",
+                    format!(
+                        "the front door serves one prompt per request (got {}): send each \
+                         prompt in its own request",
+                        gs.len()
+                    ),
+                ));
+            }
+            let g = gs.remove(0);
+            st.metrics
+                .observe_render(&model.name, g.token_ids.len(), timings);
+            original.remove("prompt");
+            return Ok(Prepared {
+                model,
+                shape: Shape::Completion,
+                generate: g,
+                original,
+            });
+        }
+        let (model, mut original, req, shape) = match route {
+            Route::Chat => {
+                let original: Map<String, Value> = parse_json(&bytes)?;
                 let req: ChatRequest = parse_json_shared(&bytes)?;
                 let model = st.models.get(req.model.as_deref())?;
-                let (g, timings) =
-                    render::render_chat(&model, &req, &st.config.render, Some(&media))?;
-                st.metrics
-                    .observe_render(&model.name, g.token_ids.len(), timings);
-                original.remove("messages");
-                Ok(Prepared {
-                    model,
-                    kind,
-                    generate: g,
-                    original,
-                })
+                (model, original, req, Shape::Chat)
             }
-            Kind::Completion => {
-                let req: CompletionRequest = parse_json(&bytes)?;
-                let model = st.models.get(req.model.as_deref())?;
-                let (mut gs, timings) = render::render_completion(&model, &req)?;
-                if gs.len() != 1 {
-                    return Err(RequestError::invalid(
-                        "prompt",
-                        format!(
-                            "the front door serves one prompt per request (got {}): send each \
-                             prompt in its own request",
-                            gs.len()
-                        ),
-                    ));
-                }
-                let g = gs.remove(0);
-                st.metrics
-                    .observe_render(&model.name, g.token_ids.len(), timings);
-                original.remove("prompt");
-                Ok(Prepared {
-                    model,
-                    kind,
-                    generate: g,
-                    original,
-                })
+            _ => {
+                let body: Value = parse_json(&bytes)?;
+                let model = st.models.get(body.get("model").and_then(Value::as_str))?;
+                let (map, req) = converted(st, &model, &body, route)?;
+                let shape = match (route, body) {
+                    (Route::Messages, _) => Shape::Messages,
+                    (_, Value::Object(mut o)) => {
+                        o.remove("input");
+                        Shape::Responses(o)
+                    }
+                    _ => Shape::Responses(Map::new()),
+                };
+                (model, map, req, shape)
             }
-        }
+        };
+        let (g, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
+        st.metrics
+            .observe_render(&model.name, g.token_ids.len(), timings);
+        original.remove("messages");
+        Ok(Prepared {
+            model,
+            shape,
+            generate: g,
+            original,
+        })
     });
     match st.deadlines.timeout(st.config.request_timeout, work).await {
         Ok(r) => r,
@@ -213,10 +324,11 @@ async fn run(
     };
     let Prepared {
         model,
-        kind,
+        shape,
         generate,
         original,
     } = p;
+    let kind = shape.kind();
     let id = generate.request_id.clone();
     let prompt_ids: Vec<u32> = generate.token_ids.as_ref().clone();
     let n = generate.sampling_params.n.max(1);
@@ -258,7 +370,7 @@ async fn run(
     let flow = Flow {
         st,
         model,
-        kind,
+        shape,
         events,
         live,
         guard,
@@ -277,7 +389,7 @@ async fn run(
 pub(super) struct Flow {
     st: Arc<AppState>,
     model: Arc<Model>,
-    kind: Kind,
+    shape: Shape,
     events: EngineStream,
     live: LiveStream,
     guard: AbortOnDrop,
@@ -290,10 +402,7 @@ pub(super) struct Flow {
 impl Flow {
     /// Its route, as the metrics label it.
     fn route(&self) -> &'static str {
-        match self.kind {
-            Kind::Chat => "/v1/chat/completions",
-            Kind::Completion => "/v1/completions",
-        }
+        self.shape.route()
     }
 
     /// Counts what the engine ended in `event`; true when every choice has ended on the

@@ -10,7 +10,9 @@
 //! As vLLM's `/v1/chat/completions` stream: the role delta on each choice's first chunk;
 //! with `stream_options.include_usage` a last chunk with `"choices": []` and the usage, and
 //! with `continuous_usage_stats` the usage so far on every chunk; a failure after the first
-//! byte becomes a `data: {"error": {…}}` event before `[DONE]`.
+//! byte becomes a `data: {"error": {…}}` event before `[DONE]`. Messages and Responses
+//! streams are `event: <type>` / `data: <json>` pairs as those APIs send them, ending with
+//! their own last event (`message_stop`, `response.completed`).
 
 use super::{error_body, Flow};
 use crate::derender::GenerateResponse;
@@ -95,33 +97,52 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
                 tracing::warn!(id = f.live.id(), "engine stream failed: {e}");
                 f.guard.fire("error");
                 failed = true;
-                let _ = tx.send(sse(&error_body(&e))).await;
+                let _ = tx.send(error_frame(&f.shape, &error_body(&e))).await;
                 break;
             }
         };
         Flow::note_engine_ends(&mut ended, &event);
-        let mut chunk = match f.live.push(&f.model, &f.st.config.derender, event) {
-            Ok(c) => c,
+        let frames = match f.shape.api() {
+            None => f
+                .live
+                .push(&f.model, &f.st.config.derender, event)
+                .map(|mut chunk| {
+                    let has_choices = chunk
+                        .get("choices")
+                        .and_then(Value::as_array)
+                        .is_some_and(|c| !c.is_empty());
+                    if !has_choices {
+                        return Vec::new();
+                    }
+                    if continuous {
+                        chunk["usage"] = usage(&f.live);
+                    }
+                    vec![sse(&chunk)]
+                }),
+            Some(api) => f
+                .live
+                .push_as(&f.model, &f.st.config.derender, event, api)
+                .map(|events| events.iter().map(named_sse).collect()),
+        };
+        let frames = match frames {
+            Ok(frames) => frames,
             Err(e) => {
                 tracing::warn!(id = f.live.id(), "derender of an engine event failed: {e}");
                 f.guard.fire("error");
                 failed = true;
-                let _ = tx.send(sse(&crate::server::ApiError::from(e).body())).await;
+                let body = crate::server::ApiError::from(e).body();
+                let _ = tx.send(error_frame(&f.shape, &body)).await;
                 break;
             }
         };
-        let has_choices = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .is_some_and(|c| !c.is_empty());
-        if has_choices {
-            if continuous {
-                chunk["usage"] = usage(&f);
-            }
-            if tx.send(sse(&chunk)).await.is_err() {
+        let sent_any = !frames.is_empty();
+        for frame in frames {
+            if tx.send(frame).await.is_err() {
                 f.guard.fire("client_gone");
                 return;
             }
+        }
+        if sent_any {
             let now = Instant::now();
             match last_sent {
                 None => ttft.observe(f.start.elapsed().as_secs_f64()),
@@ -143,15 +164,21 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
     front
         .completion_tokens
         .inc_by(f.live.completion_tokens() as u64);
+    if f.shape.api().is_some() {
+        // Messages and Responses streams end with their own last event, not `[DONE]`.
+        super::metrics::FrontMetrics::series(&front.e2e, route)
+            .observe(f.start.elapsed().as_secs_f64());
+        return;
+    }
     if include_usage && !failed {
-        let object = if f.kind == crate::derender::Kind::Chat {
+        let object = if f.shape.kind() == crate::derender::Kind::Chat {
             "chat.completion.chunk"
         } else {
             "text_completion"
         };
         let last = json!({
             "id": f.live.id(), "object": object, "created": f.live.created(),
-            "model": f.model.name, "choices": [], "usage": usage(&f),
+            "model": f.model.name, "choices": [], "usage": usage(&f.live),
         });
         if tx.send(sse(&last)).await.is_err() {
             return;
@@ -169,11 +196,39 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
 
 /// The usage so far: the prompt, and the completion tokens derendered (up to each choice's
 /// end, so a stop string's cut counts as the client sees it).
-fn usage(f: &Flow) -> Value {
-    let prompt = f.live.prompt_tokens();
-    let completion = f.live.completion_tokens();
+fn usage(live: &crate::derender::LiveStream) -> Value {
+    let prompt = live.prompt_tokens();
+    let completion = live.completion_tokens();
     json!({"prompt_tokens": prompt, "completion_tokens": completion,
            "total_tokens": prompt + completion})
+}
+
+/// A Messages or Responses event: `event: <type>` and its data, as both APIs stream them.
+fn named_sse(v: &Value) -> Bytes {
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("message");
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\n");
+    out.extend_from_slice(&sse(v));
+    Bytes::from(out)
+}
+
+/// A failure after the client's first byte, in the stream's API: an OpenAI `{"error"}`
+/// data event, Anthropic's `error` event, or Responses' `error` event.
+fn error_frame(shape: &super::Shape, body: &Value) -> Bytes {
+    let message = body
+        .pointer("/error/message")
+        .cloned()
+        .unwrap_or(Value::Null);
+    match shape {
+        super::Shape::Messages => named_sse(&json!({"type": "error",
+            "error": {"type": "api_error", "message": message}})),
+        super::Shape::Responses(_) => named_sse(&json!({"type": "error",
+            "code": body.pointer("/error/code").cloned().unwrap_or(Value::Null),
+            "message": message, "param": null})),
+        _ => sse(body),
+    }
 }
 
 fn sse(v: &Value) -> Bytes {

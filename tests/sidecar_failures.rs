@@ -1,0 +1,180 @@
+//! The sidecar's front door when its engine fails, and its clients: each engine error in
+//! kind, a stalled engine (before and after the first byte), a dropped connection (and the
+//! retry before the first event), a client disconnect reaching the engine as an abort
+//! within 100 ms, and `/health` following the engine.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::engine::{events, End, Script};
+use common::sidecar::*;
+use llm_render::engine::{protocol, Engine as Client, EngineConfig};
+use llm_render::server::ServerConfig;
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+#[test]
+fn engine_errors_reach_the_client_in_kind() {
+    let err = json!({"error": {"message": "Token id 999999 is out of vocabulary",
+        "type": "BadRequestError", "param": null, "code": 400}});
+    let (_engine, base) = setup(Script {
+        error: Some((400, err.clone())),
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"stream": true})),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), err);
+
+    // Unreachable: a port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = EngineConfig::new(
+        &format!("http://127.0.0.1:{port}"),
+        protocol("vllm").unwrap(),
+    );
+    let config = ServerConfig {
+        engine: Some(Client::new(cfg).unwrap()),
+        ..ServerConfig::default()
+    };
+    let base = common::start_server(registry(), config);
+    let (status, headers, body) = post(&base, "/v1/chat/completions", &chat(json!({})));
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(headers["retry-after"], "1");
+    assert!(body.contains("unreachable"), "{body}");
+}
+
+#[test]
+fn a_stalled_engine_is_a_504_before_the_first_byte_and_an_error_event_after() {
+    let (engine, base) = setup(Script {
+        events: Vec::new(),
+        end: End::Stall,
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"stream": true})),
+    );
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(wait_aborts(&engine, 1), 1, "a stalled request is aborted");
+
+    let (engine, base) = setup(Script {
+        events: events(&ids(TEXT), 2, "length")[..1].to_vec(),
+        end: End::Stall,
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"stream": true})),
+    );
+    assert_eq!(status, 200);
+    let chunks = sse(&body);
+    assert_eq!(chunks.last().unwrap(), "[DONE]");
+    let err = &chunks[chunks.len() - 2]["error"];
+    assert_eq!(err["code"], 504, "{body}");
+    assert_eq!(wait_aborts(&engine, 1), 1);
+}
+
+#[test]
+fn an_engine_that_drops_mid_stream_ends_with_an_error_event_and_is_retried_before() {
+    let (_engine, base) = setup(Script {
+        events: events(&ids(TEXT), 2, "length")[..2].to_vec(),
+        end: End::Drop,
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"stream": true})),
+    );
+    assert_eq!(status, 200);
+    let chunks = sse(&body);
+    assert_eq!(chunks.last().unwrap(), "[DONE]");
+    assert_eq!(chunks[chunks.len() - 2]["error"]["code"], 502, "{body}");
+
+    // Dropped before its first event, once: sent again, and the client sees only success.
+    let (engine, base) = setup(Script {
+        events: events(&ids(TEXT), 3, "length"),
+        fail_first: 1,
+        end_first: End::Drop,
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"stream": true})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(streamed_text(&sse(&body), 0, "content"), TEXT);
+    assert_eq!(engine.generates().len(), 2);
+}
+
+#[test]
+fn a_client_that_disconnects_aborts_the_engine_within_100_ms() {
+    let (engine, base) = setup(Script {
+        events: events(&ids(TEXT), 2, "length")[..1].to_vec(),
+        end: End::Stall,
+        ..Script::default()
+    });
+    let addr = base.trim_start_matches("http://").to_string();
+    let body = chat(json!({"stream": true})).to_string();
+    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        sock,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("data: ") {
+        let n = sock.read(&mut buf).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(metric(&base, "llm_render_front_streams_in_flight"), 1.0);
+    let gone = Instant::now();
+    drop(sock);
+    let deadline = gone + Duration::from_millis(500);
+    while engine.aborts().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let aborts = engine.aborts();
+    assert_eq!(aborts.len(), 1, "no abort reached the engine");
+    let took = aborts[0].1.duration_since(gone);
+    assert!(took < Duration::from_millis(100), "abort took {took:?}");
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(metric(&base, "llm_render_front_streams_in_flight"), 0.0);
+    // The scrape itself is the one request in flight.
+    assert_eq!(metric(&base, "llm_render_requests_in_flight"), 1.0);
+}
+
+#[test]
+fn health_follows_the_engine() {
+    let (engine, base) = setup(Script::default());
+    let health = || {
+        common::client()
+            .get(format!("{base}/health"))
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(health(), 200);
+    engine.script.lock().unwrap().unhealthy = true;
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(health(), 503);
+    engine.script.lock().unwrap().unhealthy = false;
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(health(), 200);
+}
