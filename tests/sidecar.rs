@@ -329,6 +329,61 @@ fn sglang_cumulative_output_ids_stream_and_abort_by_rid() {
 }
 
 #[test]
+fn sglang_two_choices_by_index_and_its_sampling_names() {
+    let (a, b) = (ids("red green blue"), ids("cat dog"));
+    let mut evs = Vec::new();
+    for i in 0..a.len().max(b.len()) {
+        if let Some(t) = a.get(i) {
+            evs.push(json!([choice(
+                0,
+                &[*t],
+                (i + 1 == a.len()).then_some("stop")
+            )]));
+        }
+        if let Some(t) = b.get(i) {
+            evs.push(json!([choice(
+                1,
+                &[*t],
+                (i + 1 == b.len()).then_some("length")
+            )]));
+        }
+    }
+    let (engine, base) = setup_with(
+        Script {
+            events: evs,
+            sglang: true,
+            ..Script::default()
+        },
+        "sglang",
+        "none",
+    );
+    let req = chat(json!({"n": 2, "seed": 5, "min_tokens": 1, "logprobs": true,
+                          "top_logprobs": 2, "stream": true}));
+    let (status, _, body) = post(&base, "/v1/chat/completions", &req);
+    assert_eq!(status, 200, "{body}");
+    let chunks = sse(&body);
+    assert_eq!(streamed_text(&chunks, 0, "content"), "red green blue");
+    assert_eq!(streamed_text(&chunks, 1, "content"), "cat dog");
+    assert_eq!(finish_of(&chunks, 1), "length");
+    let sent = &engine.generates()[0];
+    let sp = &sent["sampling_params"];
+    assert_eq!(sp["n"], 2);
+    assert_eq!(sp["sampling_seed"], 5);
+    assert_eq!(sp["min_new_tokens"], 1);
+    assert_eq!(sent["return_logprob"], true);
+    assert_eq!(sent["top_logprobs_num"], 2);
+    assert!(sp.get("stop").is_none(), "stop strings stay here");
+
+    let mut req = req;
+    req["stream"] = false.into();
+    let (status, _, body) = post(&base, "/v1/chat/completions", &req);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], "red green blue");
+    assert_eq!(v["choices"][1]["message"]["content"], "cat dog");
+}
+
+#[test]
 fn without_an_engine_the_front_door_is_a_clear_404() {
     let base = common::start_server(registry(), ServerConfig::default());
     let (status, _, body) = post(&base, "/v1/chat/completions", &chat(json!({})));

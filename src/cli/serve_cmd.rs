@@ -66,8 +66,9 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct EngineArgs {
     /// Base URL of a token-in/token-out engine (`http://127.0.0.1:8100`). Set, the server is
-    /// also the engine's OpenAI front door: `/v1/chat/completions` and `/v1/completions`
-    /// render, generate on the engine and derender in one hop.
+    /// also the engine's OpenAI front door: `/v1/chat/completions`, `/v1/completions`,
+    /// `/v1/messages` and `/v1/responses` render, generate on the engine and derender in one
+    /// hop.
     #[arg(long, env = "LLM_RENDER_ENGINE")]
     pub engine: Option<String>,
     /// The engine's API: `vllm` (`/inference/v1/generate`) or `sglang` (`/generate`).
@@ -224,7 +225,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         engine: args.engine.engine()?,
     };
     if let Some(e) = &config.engine {
-        tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions and /v1/completions go to the engine");
+        tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
     }
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();

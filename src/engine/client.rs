@@ -62,6 +62,10 @@ impl Engine {
             .connect_timeout(config.connect_timeout)
             .tcp_nodelay(true)
             .pool_idle_timeout(Duration::from_secs(30))
+            // A generate request is a POST with its body: a redirect would turn it into a GET
+            // without one, and a proxy from the environment is not the pod's engine.
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .build()
             .map_err(|e| format!("engine client: {e}"))?;
         Ok(Arc::new(Engine {

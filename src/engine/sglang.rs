@@ -47,7 +47,11 @@ impl Wire for Sglang {
         s.insert("min_new_tokens".into(), sp.min_tokens.into());
         s.insert("temperature".into(), sp.temperature.into());
         s.insert("top_p".into(), sp.top_p.into());
-        s.insert("top_k".into(), sp.top_k.into());
+        // vLLM's `0` (and `-1`) mean no top-k; SGLang refuses anything below 1 but `-1`.
+        s.insert(
+            "top_k".into(),
+            if sp.top_k > 0 { sp.top_k } else { -1 }.into(),
+        );
         s.insert("min_p".into(), sp.min_p.into());
         s.insert("n".into(), sp.n.into());
         s.insert("presence_penalty".into(), sp.presence_penalty.into());
@@ -107,10 +111,27 @@ impl Wire for Sglang {
             seen.ids.resize(i + 1, 0);
         }
         let before = seen.ids[i];
-        let cumulative = before > 0
-            && ev.meta_info.completion_tokens == Some(ev.output_ids.len() as u64)
-            && ev.output_ids.len() >= before;
-        let skip = if cumulative { before } else { 0 };
+        let len = ev.output_ids.len();
+        // Decided on the first event that tells, then kept: `completion_tokens` is the
+        // running total, so it equals the IDs so far plus these (new IDs) or these alone
+        // (every ID so far).
+        if seen.cumulative.is_none() && before > 0 {
+            seen.cumulative = match ev.meta_info.completion_tokens.map(|n| n as usize) {
+                Some(n) if n == before + len => Some(false),
+                Some(n) if n == len && len >= before => Some(true),
+                _ => None,
+            };
+        }
+        let skip = if seen.cumulative == Some(true) {
+            if len < before {
+                return Err(EngineError::BadEvent(format!(
+                    "choice {index}: {len} cumulative output_ids after {before}"
+                )));
+            }
+            before
+        } else {
+            0
+        };
         let ids = ev.output_ids.get(skip..).unwrap_or_default().to_vec();
         seen.ids[i] = before + ids.len();
         let logprobs = ev

@@ -31,6 +31,9 @@ pub struct Seen {
     /// IDs received so far per choice (SGLang may send each choice's IDs so far, not the
     /// new ones).
     pub ids: Vec<usize>,
+    /// Whether the engine sends every ID so far (`Some(true)`) or the new ones, once an
+    /// event has told.
+    pub cumulative: Option<bool>,
 }
 
 /// An error event (`{"error": {"message", "code", …}}`) as the error it reports, or else

@@ -70,6 +70,16 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The engine's stall timeout (how long a stream may wait on either side), or the
+    /// request timeout without an engine.
+    pub(crate) fn engine_stall(&self) -> Duration {
+        self.engine
+            .as_ref()
+            .map_or(self.request_timeout, |e| e.config.stall_timeout)
+    }
+}
+
 /// The cores this process may use: the default for `--workers` and
 /// [`ServerConfig::max_blocking_renders`].
 pub fn available_cores() -> usize {

@@ -442,11 +442,10 @@ pub fn models(st: &AppState) -> Json<ModelList> {
 /// rotation with its engine.
 pub fn health(st: &AppState) -> axum::response::Response {
     match &st.config.engine {
-        Some(engine) if !engine.ready() => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("the engine at {} is not ready", engine.config.url),
-        )
-        .into_response(),
+        Some(engine) if !engine.ready() => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the engine is not ready")
+                .into_response()
+        }
         _ => StatusCode::OK.into_response(),
     }
 }

@@ -8,6 +8,7 @@ use crate::derender::{GenerateResponse, GeneratedChoice};
 use crate::server::ApiError;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use std::time::Duration;
 
 pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
     let route = f.route();
@@ -42,8 +43,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         merge(&mut whole, event);
         if ended.len() as u32 >= f.n {
             f.guard.disarm();
-            // The engine's `[DONE]` is next: read it, so the connection can be reused.
-            let _ = f.events.next().await;
+            // The engine's `[DONE]` is next: read it (briefly), so the connection can be
+            // reused.
+            let _ = tokio::time::timeout(Duration::from_millis(200), f.events.next()).await;
             break;
         }
         if watch && f.live.finished(f.n) {

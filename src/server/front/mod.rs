@@ -334,35 +334,42 @@ async fn run(
     let n = generate.sampling_params.n.max(1);
     let stream = generate.stream;
     let wire = engine.wire();
-    let body = match wire.generate_body(generate, engine.model(&model.name)) {
-        Ok(b) => b,
-        Err(e) => return engine_error(&st, e).into_response(),
-    };
-    let mut guard = AbortOnDrop::new(&st, &engine, wire.engine_id(&id));
     let mut attempt = 0;
-    let (events, first) = loop {
-        let err = match engine.generate(body.clone()).await {
+    let (events, first, guard) = loop {
+        // Each attempt has an engine id of its own (the response keeps the render's): a late
+        // abort of one attempt, or another client's request with the same `request_id`,
+        // never reaches another request.
+        let mut g = generate.clone();
+        g.request_id = format!("{id}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let mut guard = AbortOnDrop::new(&st, &engine, wire.engine_id(&g.request_id));
+        let body = match wire.generate_body(g, engine.model(&model.name)) {
+            Ok(b) => b,
+            Err(e) => return engine_error(&st, e).into_response(),
+        };
+        let err = match engine.generate(body).await {
             Ok(mut events) => match events.next().await {
-                Ok(Some(first)) => break (events, first),
-                Ok(None) => EngineError::Dropped("the stream ended before its first event".into()),
+                Ok(Some(first)) => break (events, first, guard),
+                // The engine finished the request without an event: not sent again.
+                Ok(None) => EngineError::BadEvent("the stream ended before its first event".into()),
                 Err(e) => e,
             },
             Err(e) => e,
         };
+        if matches!(
+            err,
+            EngineError::Unreachable { .. } | EngineError::Status { .. }
+        ) {
+            // The engine never started it.
+            guard.disarm();
+        } else {
+            guard.fire("error");
+        }
         if err.retryable() && attempt < engine.config.retries {
             attempt += 1;
             st.metrics.front.retries.inc();
             tracing::info!(%id, attempt, "retrying the engine request: {err}");
             tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
             continue;
-        }
-        if !matches!(
-            err,
-            EngineError::Unreachable { .. } | EngineError::Status { .. }
-        ) {
-            guard.fire("error");
-        } else {
-            guard.disarm();
         }
         return engine_error(&st, err).into_response();
     };
@@ -442,8 +449,12 @@ fn engine_error(st: &AppState, e: EngineError) -> Response {
             ApiError::new(status, message).into_response()
         }
         EngineError::Unreachable { .. } => {
-            let mut resp =
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response();
+            // The engine's address stays in the log, not in the client's answer.
+            let mut resp = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the engine is unreachable; retry later",
+            )
+            .into_response();
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             resp

@@ -68,6 +68,9 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
     let mut ended = Vec::new();
     let mut last_sent: Option<Instant> = None;
     let mut failed = false;
+    // The engine ended every choice: its `[DONE]` is read after the client has had its
+    // own, so the engine connection can be reused.
+    let mut drain_done = false;
     let mut next = Some(first);
     loop {
         let read = match next.take() {
@@ -137,7 +140,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
         };
         let sent_any = !frames.is_empty();
         for frame in frames {
-            if tx.send(frame).await.is_err() {
+            if !send(&tx, frame, f.st.config.engine_stall()).await {
                 f.guard.fire("client_gone");
                 return;
             }
@@ -152,8 +155,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
         }
         if ended.len() as u32 >= f.n {
             f.guard.disarm();
-            // `[DONE]` is next: read it, so the engine connection can be reused.
-            let _ = f.events.next().await;
+            drain_done = true;
             break;
         }
         if f.live.finished(f.n) {
@@ -168,6 +170,10 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
         // Messages and Responses streams end with their own last event, not `[DONE]`.
         super::metrics::FrontMetrics::series(&front.e2e, route)
             .observe(f.start.elapsed().as_secs_f64());
+        drop(tx);
+        if drain_done {
+            let _ = f.events.next().await;
+        }
         return;
     }
     if include_usage && !failed {
@@ -192,6 +198,19 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
         super::metrics::FrontMetrics::series(&front.e2e, route)
             .observe(f.start.elapsed().as_secs_f64());
     }
+    drop(tx);
+    if drain_done {
+        let _ = f.events.next().await;
+    }
+}
+
+/// Hands a frame to the client's connection; false when the client is gone or has not
+/// read for `limit` (a client that stops reading must not hold an engine request).
+async fn send(tx: &mpsc::Sender<Bytes>, frame: Bytes, limit: std::time::Duration) -> bool {
+    matches!(
+        tokio::time::timeout(limit, tx.send(frame)).await,
+        Ok(Ok(()))
+    )
 }
 
 /// The usage so far: the prompt, and the completion tokens derendered (up to each choice's
