@@ -53,21 +53,14 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             break;
         }
     }
-    let cut: Vec<(u32, usize)> = whole
-        .choices
-        .iter()
-        .filter_map(|c| f.live.choice_tokens(c.index).map(|n| (c.index, n)))
-        .collect();
     let prompt_ids = f.live.prompt_ids().to_vec();
     let returns_ids = f.live.setting("return_token_ids") == Some(&Value::Bool(true));
     let ids: Vec<(u32, Vec<u32>)> = whole
         .choices
         .iter()
         .map(|c| {
-            let keep = cut
-                .iter()
-                .find(|(i, _)| *i == c.index)
-                .map_or(c.ids().len(), |(_, n)| *n);
+            // Cut where the live stream ended the choice (a stop string), when it ran.
+            let keep = f.live.choice_tokens(c.index).unwrap_or(c.ids().len());
             (c.index, c.ids()[..keep.min(c.ids().len())].to_vec())
         })
         .collect();
