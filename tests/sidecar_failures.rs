@@ -1,7 +1,7 @@
 //! The sidecar's front door when its engine fails, and its clients: each engine error in
 //! kind, a stalled engine (before and after the first byte), a dropped connection (and the
 //! retry before the first event), a client disconnect reaching the engine as an abort
-//! within 100 ms, and `/health` following the engine.
+//! within 100 ms, and `/health` and `/v1/models` following the engine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -177,4 +177,29 @@ fn health_follows_the_engine() {
     engine.script.lock().unwrap().unhealthy = false;
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(health(), 200);
+}
+
+#[test]
+fn models_lists_what_the_engine_serves_under_the_served_names() {
+    let (engine, base) = setup(Script::default());
+    let models = || -> Value {
+        common::client()
+            .get(format!("{base}/v1/models"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    };
+    std::thread::sleep(Duration::from_millis(250));
+    let list = models();
+    let card = &list["data"][0];
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(card["id"], "qwen3");
+    assert_eq!(card["engine_model"], "tiny-qwen3");
+    // The engine's limit, smaller than the tokenizer's.
+    assert_eq!(card["max_model_len"], 2048);
+    // The engine now serves another model: the served one is no longer listed.
+    engine.script.lock().unwrap().models = vec![("other".into(), 4096)];
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(models()["data"], json!([]));
 }

@@ -6,7 +6,7 @@ use super::wire::{Seen, Wire};
 use super::EngineError;
 use crate::protocol::GenerateResponse;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// `--engine*` settings.
@@ -54,6 +54,18 @@ pub struct Engine {
     client: reqwest::Client,
     /// The last readiness probe's answer; `true` until the first probe has run.
     ready: AtomicBool,
+    /// The models the engine listed at the last probe that could read them; `None` until
+    /// one could.
+    models: Mutex<Option<Arc<[EngineModel]>>>,
+}
+
+/// One model the engine serves, from its `GET /v1/models`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineModel {
+    /// The engine's name for it (what a generate request's `model` names).
+    pub id: String,
+    /// vLLM's and SGLang's cards carry it.
+    pub max_model_len: Option<u64>,
 }
 
 impl Engine {
@@ -72,6 +84,7 @@ impl Engine {
             config,
             client,
             ready: AtomicBool::new(true),
+            models: Mutex::new(None),
         }))
     }
 
@@ -131,7 +144,8 @@ impl Engine {
         }
     }
 
-    /// Asks the engine whether it is ready (its health path answers 200), and remembers it.
+    /// Asks the engine whether it is ready (its health path answers 200), and remembers it;
+    /// when it is, also reads its model list.
     pub async fn probe(&self) -> bool {
         let url = format!("{}{}", self.config.url, self.wire().health_path());
         let limit = self.config.health_interval.max(Duration::from_secs(1));
@@ -142,7 +156,40 @@ impl Engine {
         if ok != self.ready.swap(ok, Ordering::Relaxed) {
             tracing::info!(ready = ok, url = %self.config.url, "engine readiness changed");
         }
+        if ok {
+            self.read_models(limit).await;
+        }
         ok
+    }
+
+    /// Reads the engine's `GET /v1/models`; keeps the last list when it cannot.
+    async fn read_models(&self, limit: Duration) {
+        let url = format!("{}{}", self.config.url, self.wire().models_path());
+        let body = tokio::time::timeout(limit, async {
+            let r = self.client.get(&url).send().await.ok()?;
+            if !r.status().is_success() {
+                return None;
+            }
+            r.bytes().await.ok()
+        })
+        .await
+        .ok()
+        .flatten();
+        let Some(list) = body.as_deref().and_then(parse_models) else {
+            tracing::debug!(url = %url, "engine model list not readable");
+            return;
+        };
+        if let Ok(mut m) = self.models.lock() {
+            if m.as_deref() != Some(&list[..]) {
+                tracing::info!(models = ?list.iter().map(|m| &m.id).collect::<Vec<_>>(), "engine models");
+            }
+            *m = Some(list.into());
+        }
+    }
+
+    /// The engine's models at the last probe that could read them; `None` until one could.
+    pub fn models(&self) -> Option<Arc<[EngineModel]>> {
+        self.models.lock().ok()?.clone()
     }
 
     /// The last probe's answer.
@@ -205,6 +252,25 @@ impl Engine {
             body: value.filter(|v| v.get("error").is_some_and(|e| e.is_object())),
         }
     }
+}
+
+/// An OpenAI model list (`{"data": [{"id": …, "max_model_len"?: …}, …]}`); `None` when
+/// the body is not one.
+fn parse_models(body: &[u8]) -> Option<Vec<EngineModel>> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let data = v.get("data")?.as_array()?;
+    Some(
+        data.iter()
+            .filter_map(|card| {
+                Some(EngineModel {
+                    id: card.get("id")?.as_str()?.to_string(),
+                    max_model_len: card
+                        .get("max_model_len")
+                        .and_then(serde_json::Value::as_u64),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// An error and its causes, on one line.

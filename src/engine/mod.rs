@@ -19,7 +19,7 @@ mod sse;
 mod vllm;
 mod wire;
 
-pub use client::{Engine, EngineConfig, EngineStream};
+pub use client::{Engine, EngineConfig, EngineModel, EngineStream};
 pub use sse::{Event, SseSplitter};
 pub use wire::{Seen, Wire};
 

@@ -20,6 +20,11 @@ pub trait Wire: Send + Sync + std::fmt::Debug {
     fn abort(&self, engine_id: &str) -> (&'static str, Vec<u8>);
     /// The path whose 200 means the engine is ready to serve.
     fn health_path(&self) -> &'static str;
+    /// The path that lists the engine's models in OpenAI's shape (`{"data": [{"id",
+    /// "max_model_len"?}]}`): vLLM's and SGLang's `GET /v1/models`.
+    fn models_path(&self) -> &'static str {
+        "/v1/models"
+    }
     /// One streamed event in vLLM's `GenerateStreamResponse` form (new IDs per choice);
     /// `seen` carries what the protocol needs from one event of a request to the next.
     fn event(&self, data: &[u8], seen: &mut Seen) -> Result<GenerateResponse, EngineError>;

@@ -147,6 +147,10 @@ pub struct ModelCard {
     pub reasoning_parser: Option<String>,
     /// **(ext)** The tool-call parser derender runs for requests with `tools`, or `null`.
     pub tool_call_parser: Option<String>,
+    /// **(ext)** With `--engine`: the engine's name for the model (`--engine-model`, else
+    /// the served name); absent without an engine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_model: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -399,22 +399,36 @@ async fn reshaped_derender(
     Ok(Json(out))
 }
 
+/// `GET /v1/models`: the served models. With `--engine`, those the engine lists (under its
+/// own names, at its last readiness probe; all of them until a probe has read the list),
+/// each with the smaller of the two `max_model_len`s.
 pub fn models(st: &AppState) -> Json<ModelList> {
     let created = crate::protocol::unix_now();
+    let engine = st.config.engine.as_deref();
+    let listed = engine.and_then(|e| e.models());
     let data = st
         .models
         .models()
         .iter()
-        .map(|m| {
+        .filter_map(|m| {
+            let engine_model = engine.map(|e| e.model(&m.name).to_string());
+            let mut max_model_len = m.max_model_len;
+            if let (Some(list), Some(name)) = (&listed, &engine_model) {
+                let card = list.iter().find(|c| &c.id == name)?;
+                max_model_len = match (max_model_len, card.max_model_len) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
             let (reasoning, tools) = st.config.derender.parser_names(&m.name);
-            ModelCard {
+            Some(ModelCard {
                 id: m.name.clone(),
                 object: "model",
                 created,
                 owned_by: "llm-render",
                 root: m.source.clone(),
                 parent: None,
-                max_model_len: m.max_model_len,
+                max_model_len,
                 tokenizer_backend: match m.encoder.backend() {
                     crate::tokenize::Backend::Fast => "fastokens",
                     crate::tokenize::Backend::Reference(_) => "tokenizers",
@@ -428,7 +442,8 @@ pub fn models(st: &AppState) -> Json<ModelList> {
                     .map(|t| t.name()),
                 reasoning_parser: reasoning.map(str::to_string),
                 tool_call_parser: tools.map(str::to_string),
-            }
+                engine_model,
+            })
         })
         .collect();
     Json(ModelList {

@@ -43,6 +43,8 @@ pub struct Script {
     pub sglang: bool,
     /// `/health` answers 503.
     pub unhealthy: bool,
+    /// What `GET /v1/models` lists: (id, max_model_len).
+    pub models: Vec<(String, u64)>,
 }
 
 impl Default for Script {
@@ -56,6 +58,7 @@ impl Default for Script {
             end_first: End::Drop,
             sglang: false,
             unhealthy: false,
+            models: vec![("tiny-qwen3".into(), 2048)],
         }
     }
 }
@@ -100,6 +103,7 @@ impl Engine {
                     .route("/inference/v1/abort_requests", post(abort))
                     .route("/abort_request", post(abort))
                     .route("/health", get(health))
+                    .route("/v1/models", get(models))
                     .with_state(state);
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 axum::serve(listener, app).await.unwrap();
@@ -123,6 +127,17 @@ async fn health(State(e): State<Engine>) -> StatusCode {
     } else {
         StatusCode::OK
     }
+}
+
+/// vLLM's card shape (`vllm-recorded`'s engine serves `--max-model-len 2048`).
+async fn models(State(e): State<Engine>) -> axum::Json<Value> {
+    let data: Vec<Value> = (e.script.lock().unwrap().models.iter())
+        .map(|(id, len)| {
+            json!({"id": id, "object": "model", "created": 0, "owned_by": "vllm",
+                   "root": "/models/tiny-qwen3", "parent": null, "max_model_len": len})
+        })
+        .collect();
+    axum::Json(json!({"object": "list", "data": data}))
 }
 
 async fn abort(State(e): State<Engine>, body: Bytes) -> StatusCode {
