@@ -1,7 +1,8 @@
 //! The sidecar's front door when its engine fails, and its clients: each engine error in
 //! kind, a stalled engine (before and after the first byte), a dropped connection (and the
 //! retry before the first event), a client disconnect reaching the engine as an abort
-//! within 100 ms, and `/health` and `/v1/models` following the engine.
+//! within 100 ms, a client that stops reading holding the engine back (and given up after
+//! the stall timeout), and `/health` and `/v1/models` following the engine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -202,4 +203,89 @@ fn models_lists_what_the_engine_serves_under_the_served_names() {
     engine.script.lock().unwrap().models = vec![("other".into(), 4096)];
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(models()["data"], json!([]));
+}
+
+#[test]
+fn a_client_that_stops_reading_holds_the_engine_back_instead_of_growing_memory() {
+    // 40 events of 1,000 tokens (the model's 40,960-token limit), each token with 20 top
+    // logprobs: ~1 MB per event, ~40 MB in all if nothing held the engine back.
+    let mut event = events(&ids(&" hello".repeat(2000)), 1000, "length")[..1].to_vec();
+    let lp = |t: &Value| json!({"token_id": t, "logprob": -0.5, "rank": 1});
+    for c in event[0].as_array_mut().unwrap() {
+        let content: Vec<Value> = (c["token_ids"].as_array().unwrap().iter())
+            .map(|t| {
+                let mut e = lp(t);
+                e["top_logprobs"] = (0..20).map(|_| lp(t)).collect();
+                e
+            })
+            .collect();
+        c["logprobs"] = json!({ "content": content });
+    }
+    let script_event_bytes = event[0].to_string().len();
+    let script = Script {
+        events: event,
+        gap: Duration::ZERO,
+        repeat: 40,
+        end: End::Stall,
+        ..Script::default()
+    };
+    // Long enough to see the engine held back before the client's write timeout (the
+    // stall timeout) gives up on it.
+    let stall = Duration::from_secs(4);
+    let (engine, base) = setup_engine(script, "vllm", "none", |c| c.stall_timeout = stall);
+    let addr = base.trim_start_matches("http://").to_string();
+    let body = chat(
+        json!({"stream": true, "max_tokens": 40_000, "logprobs": true,
+                           "top_logprobs": 20}),
+    )
+    .to_string();
+    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        sock,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The client reads nothing: once the socket buffers and the 16-chunk channel are full,
+    // the engine's stream must stop moving.
+    let sent = || engine.record.lock().unwrap().sent_bytes;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut last, mut still) = (usize::MAX, 0);
+    while still < 3 {
+        std::thread::sleep(Duration::from_millis(150));
+        let now = sent();
+        assert!(
+            Instant::now() < deadline,
+            "the engine never stopped: {now} bytes sent"
+        );
+        still = if now == last && now > 0 { still + 1 } else { 0 };
+        last = now;
+    }
+    let whole = 40 * script_event_bytes;
+    assert!(
+        last < whole * 3 / 4,
+        "{last} of {whole} bytes left the engine for a client that read none"
+    );
+    assert!(engine.aborts().is_empty());
+    // Reading again releases it.
+    let mut buf = vec![0u8; 1 << 20];
+    let mut read = 0;
+    while read < 8 << 20 {
+        let n = sock.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream ended after {read} bytes");
+        read += n;
+    }
+    assert!(sent() > last, "reading did not resume the engine's stream");
+    // A client that stops reading for the stall timeout is given up: the engine is
+    // aborted although the connection stays open.
+    let stopped = Instant::now();
+    while engine.aborts().is_empty() {
+        assert!(
+            stopped.elapsed() < stall * 4,
+            "no abort for a client that stopped reading"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(stopped.elapsed() >= stall / 2);
+    drop(sock);
 }

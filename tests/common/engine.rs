@@ -45,6 +45,8 @@ pub struct Script {
     pub unhealthy: bool,
     /// What `GET /v1/models` lists: (id, max_model_len).
     pub models: Vec<(String, u64)>,
+    /// The events are sent this many times over.
+    pub repeat: usize,
 }
 
 impl Default for Script {
@@ -59,6 +61,7 @@ impl Default for Script {
             sglang: false,
             unhealthy: false,
             models: vec![("tiny-qwen3".into(), 2048)],
+            repeat: 1,
         }
     }
 }
@@ -71,6 +74,8 @@ pub struct Record {
     pub aborts: Vec<(Value, Instant)>,
     /// When a stream's client (llm-render) stopped reading: its channel closed.
     pub gone: Vec<Instant>,
+    /// Bytes of events the engine's streams have handed to the connection so far.
+    pub sent_bytes: usize,
 }
 
 #[derive(Clone)]
@@ -173,10 +178,11 @@ async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
     let record = e.record.clone();
     tokio::spawn(async move {
         let mut so_far: Vec<Vec<Value>> = Vec::new();
-        for choices in events {
+        let times = script.repeat.max(1);
+        for choices in events.iter().cycle().take(events.len() * times) {
             tokio::time::sleep(script.gap).await;
             let data = if script.sglang {
-                sglang_event(&id, &choices, &mut so_far)
+                sglang_event(&id, choices, &mut so_far)
             } else {
                 vec![
                     json!({"request_id": id, "usage": null, "output_mode": "tokens",
@@ -185,10 +191,12 @@ async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
             };
             for d in data {
                 let bytes = Bytes::from(format!("data: {d}\n\n"));
+                let len = bytes.len();
                 if tx.send(bytes).await.is_err() {
                     record.lock().unwrap().gone.push(Instant::now());
                     return;
                 }
+                record.lock().unwrap().sent_bytes += len;
             }
         }
         match end {

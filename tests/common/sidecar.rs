@@ -26,11 +26,22 @@ pub fn ids(text: &str) -> Vec<u32> {
 
 /// A scripted engine and an llm-render in front of it (no reasoning parser unless asked).
 pub fn setup_with(script: Script, proto: &str, reasoning: &str) -> (Engine, String) {
+    setup_engine(script, proto, reasoning, |_| {})
+}
+
+/// [`setup_with`], with the engine settings changed by `tune`.
+pub fn setup_engine(
+    script: Script,
+    proto: &str,
+    reasoning: &str,
+    tune: impl FnOnce(&mut EngineConfig),
+) -> (Engine, String) {
     let engine = Engine::start(script);
     let mut cfg = EngineConfig::new(&engine.url, protocol(proto).unwrap());
     cfg.model = Some("tiny-qwen3".into());
     cfg.stall_timeout = Duration::from_millis(800);
     cfg.health_interval = Duration::from_millis(100);
+    tune(&mut cfg);
     let client = Client::new(cfg).unwrap();
     client.watch_health().unwrap();
     let mut config = ServerConfig {

@@ -2,10 +2,12 @@
 //! them, then `data: [DONE]`.
 //!
 //! One task per stream reads the engine, derenders each event in memory and hands the
-//! chunk to the client's connection through a channel of [`CHANNEL_EVENTS`]: a client that
-//! reads slowly fills it, and the task stops reading the engine (whose own socket buffer
-//! then fills) instead of buffering. A client that goes away closes the channel; the task
-//! sees it at once, even while the engine is silent, and aborts the engine request.
+//! chunk to the client's connection through an [`Outbox`] of at most [`CHANNEL_EVENTS`]
+//! chunks and [`CHANNEL_BYTES`] bytes: a client that reads slowly fills it, and the task
+//! stops reading the engine (whose own socket buffer then fills) instead of buffering; one
+//! that reads nothing for the stall timeout is given up and the engine aborted. A client
+//! that goes away closes the channel; the task sees it at once, even while the engine is
+//! silent, and aborts the engine request.
 //!
 //! As vLLM's `/v1/chat/completions` stream: the role delta on each choice's first chunk;
 //! with `stream_options.include_usage` a last chunk with `"choices": []` and the usage, and
@@ -20,15 +22,25 @@ use axum::body::{Body, Bytes};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
-use std::time::Instant;
-use tokio::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 /// Chunks waiting for the client's connection, at most.
 pub const CHANNEL_EVENTS: usize = 16;
+/// Bytes of chunks waiting for the client's connection, at most (a larger chunk waits
+/// alone): an engine event can carry thousands of tokens with their logprobs when the
+/// engine has caught up with a slow reader.
+pub const CHANNEL_BYTES: usize = 1 << 20;
 
 pub(super) fn respond(f: Flow, first: GenerateResponse) -> Response {
     let (tx, rx) = mpsc::channel(CHANNEL_EVENTS);
-    tokio::spawn(pump(f, first, tx));
+    let out = Outbox {
+        tx,
+        bytes: Arc::new(Semaphore::new(CHANNEL_BYTES)),
+        limit: f.st.config.engine_stall(),
+    };
+    tokio::spawn(pump(f, first, out));
     (
         [
             (header::CONTENT_TYPE, "text/event-stream; charset=utf-8"),
@@ -48,7 +60,38 @@ impl Drop for InFlight {
     }
 }
 
-async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
+/// A chunk on its way to the client, holding its share of [`CHANNEL_BYTES`] until the
+/// connection takes it.
+type Held = (Bytes, OwnedSemaphorePermit);
+
+/// The task's end of the way to the client's connection.
+struct Outbox {
+    tx: mpsc::Sender<Held>,
+    bytes: Arc<Semaphore>,
+    /// How long a chunk may wait for room: a client that reads nothing for the stall
+    /// timeout must not hold an engine request.
+    limit: Duration,
+}
+
+impl Outbox {
+    /// Hands a frame to the client's connection; false when the client is gone or has not
+    /// made room for `limit`.
+    async fn send(&self, frame: Bytes) -> bool {
+        let want = frame.len().clamp(1, CHANNEL_BYTES) as u32;
+        let handed = async {
+            let permit = self.bytes.clone().acquire_many_owned(want).await.ok()?;
+            self.tx.send((frame, permit)).await.ok()
+        };
+        matches!(tokio::time::timeout(self.limit, handed).await, Ok(Some(())))
+    }
+
+    /// Resolves when the client's connection has gone.
+    async fn closed(&self) {
+        self.tx.closed().await
+    }
+}
+
+async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
     let front = f.st.metrics.front.clone();
     front.streams_in_flight.inc();
     let _in_flight = InFlight(front.streams_in_flight.clone());
@@ -140,7 +183,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
         };
         let sent_any = !frames.is_empty();
         for frame in frames {
-            if !send(&tx, frame, f.st.config.engine_stall()).await {
+            if !tx.send(frame).await {
                 f.guard.fire("client_gone");
                 return;
             }
@@ -186,15 +229,11 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
             "id": f.live.id(), "object": object, "created": f.live.created(),
             "model": f.model.name, "choices": [], "usage": usage(&f.live),
         });
-        if tx.send(sse(&last)).await.is_err() {
+        if !tx.send(sse(&last)).await {
             return;
         }
     }
-    if tx
-        .send(Bytes::from_static(b"data: [DONE]\n\n"))
-        .await
-        .is_ok()
-    {
+    if tx.send(Bytes::from_static(b"data: [DONE]\n\n")).await {
         super::metrics::FrontMetrics::series(&front.e2e, route)
             .observe(f.start.elapsed().as_secs_f64());
     }
@@ -202,15 +241,6 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: mpsc::Sender<Bytes>) {
     if drain_done {
         let _ = f.events.next().await;
     }
-}
-
-/// Hands a frame to the client's connection; false when the client is gone or has not
-/// read for `limit` (a client that stops reading must not hold an engine request).
-async fn send(tx: &mpsc::Sender<Bytes>, frame: Bytes, limit: std::time::Duration) -> bool {
-    matches!(
-        tokio::time::timeout(limit, tx.send(frame)).await,
-        Ok(Ok(()))
-    )
 }
 
 /// The usage so far: the prompt, and the completion tokens derendered (up to each choice's
@@ -259,8 +289,9 @@ fn sse(v: &Value) -> Bytes {
     Bytes::from(out)
 }
 
-/// The response body: the chunks the task sends, until it drops its end.
-struct ChannelBody(mpsc::Receiver<Bytes>);
+/// The response body: the chunks the task sends, until it drops its end. A chunk's share
+/// of the byte budget is released as the connection takes it.
+struct ChannelBody(mpsc::Receiver<Held>);
 
 impl http_body::Body for ChannelBody {
     type Data = Bytes;
@@ -272,6 +303,6 @@ impl http_body::Body for ChannelBody {
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
         self.0
             .poll_recv(cx)
-            .map(|b| b.map(|b| Ok(http_body::Frame::data(b))))
+            .map(|b| b.map(|(b, _held)| Ok(http_body::Frame::data(b))))
     }
 }
