@@ -392,10 +392,59 @@ fn without_an_engine_the_front_door_is_a_clear_404() {
 }
 
 #[test]
+fn under_min_tokens_a_stop_string_counts_only_after_them() {
+    let head = "One STOP two";
+    let text = format!("{head} STOP three and more");
+    let (_engine, base) = setup(Script {
+        events: events(&ids(&text), 3, "length"),
+        ..Script::default()
+    });
+    let min = ids(head).len();
+    let req = chat(json!({"stop": ["STOP"], "min_tokens": min}));
+    let (status, _, body) = post(&base, "/v1/chat/completions", &req);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], "One STOP two ");
+    assert_eq!(v["choices"][0]["stop_reason"], "STOP");
+}
+
+#[test]
 fn a_bad_request_is_refused_before_the_engine() {
     let (engine, base) = setup(Script::default());
-    let (status, _, body) = post(&base, "/v1/chat/completions", &json!({"model": "qwen3"}));
-    assert_eq!(status, 400, "{body}");
+    let cases = [
+        (
+            "/v1/chat/completions",
+            json!({"model": "qwen3"}),
+            "messages",
+        ),
+        (
+            "/v1/completions",
+            json!({"model": "qwen3", "prompt": ["a", "b"]}),
+            "prompt",
+        ),
+        (
+            "/v1/completions",
+            json!({"model": "qwen3", "prompt": "a", "echo": true}),
+            "echo",
+        ),
+        (
+            "/v1/messages",
+            json!({"model": "qwen3", "max_tokens": 8, "messages": "hi"}),
+            "messages",
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "qwen3", "input": 5}),
+            "input",
+        ),
+    ];
+    for (path, req, param) in cases {
+        let (status, _, body) = post(&base, path, &req);
+        assert_eq!(status, 400, "{path}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let got = v["error"]["param"].as_str().unwrap_or("");
+        assert!(got.starts_with(param), "{path}: {body}");
+    }
     assert!(engine.generates().is_empty());
 }
 

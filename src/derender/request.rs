@@ -378,7 +378,8 @@ pub fn new_choice(
     let stops = StopStrings::new(
         stops,
         flag(req, "include_stop_str_in_output").unwrap_or(false),
-    );
+    )
+    .with_min_tokens(req.get("min_tokens").and_then(Value::as_u64).unwrap_or(0));
     if kind == Kind::Completion {
         return ChoiceState::new(index, stops, None, None);
     }

@@ -199,6 +199,15 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                     ),
                 ));
             }
+            // vLLM echoes the prompt's text (and its logprobs, from the engine's
+            // prompt_logprobs) before the completion: not built here yet, and refused rather
+            // than ignored.
+            if original.get("echo") == Some(&Value::Bool(true)) {
+                return Err(RequestError::invalid(
+                    "echo",
+                    "the front door does not echo the prompt yet: send echo: false",
+                ));
+            }
             let g = gs.remove(0);
             st.metrics
                 .observe_render(&model.name, g.token_ids.len(), timings);
