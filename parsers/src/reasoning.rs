@@ -9,6 +9,8 @@
 //!   that does appear is dropped.
 //! * Reasoning never closed stays reasoning at `finish()` (vLLM's behaviour for a
 //!   truncated answer); the end tag is dropped and what follows is content.
+//! * `trim_reasoning_end`: whitespace at the end of the reasoning is dropped (held while
+//!   streaming until more reasoning follows), as vLLM's step3p5 engine strips it.
 //! * `implicit_end`: a marker that also ends reasoning and is kept as content (vLLM 0.33's
 //!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
 //!   a call).
@@ -37,6 +39,9 @@ pub struct TagSpec {
     /// vLLM's parser-engine parsers do. Empty: vLLM's basic rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_boundaries: Vec<String>,
+    /// Whitespace at the end of the reasoning is dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trim_reasoning_end: bool,
 }
 
 impl TagSpec {
@@ -126,6 +131,15 @@ impl TagReasoningParser {
         }
     }
 
+    /// The last reasoning text before reasoning ends.
+    fn reasoning_end<'a>(&self, text: &'a str) -> &'a str {
+        if self.spec.trim_reasoning_end {
+            text.trim_end()
+        } else {
+            text
+        }
+    }
+
     fn step(&mut self, out: &mut Split) {
         loop {
             match self.mode {
@@ -178,13 +192,13 @@ impl TagReasoningParser {
                     }
                     match (end, implicit) {
                         (Some(e), i) if i.is_none_or(|i| e <= i) => {
-                            out.reasoning.push_str(&self.held[..e]);
+                            out.reasoning.push_str(self.reasoning_end(&self.held[..e]));
                             self.held = self.held[e + self.spec.end.len()..].to_string();
                             self.mode = Mode::Content;
                             continue;
                         }
                         (_, Some(i)) => {
-                            out.reasoning.push_str(&self.held[..i]);
+                            out.reasoning.push_str(self.reasoning_end(&self.held[..i]));
                             self.held.drain(..i);
                             self.mode = Mode::Content;
                             continue;
@@ -204,7 +218,11 @@ impl TagReasoningParser {
                                 .as_deref()
                                 .map_or(0, |m| partial_suffix(&self.held, m)),
                         );
-                    let emit = self.held.len() - keep;
+                    let mut emit = self.held.len() - keep;
+                    if self.spec.trim_reasoning_end {
+                        // Trailing whitespace waits: it is dropped if reasoning ends next.
+                        emit = self.held[..emit].trim_end().len();
+                    }
                     out.reasoning.push_str(&self.held[..emit]);
                     self.held.drain(..emit);
                     return;
@@ -242,7 +260,7 @@ impl ReasoningParser for TagReasoningParser {
         match self.mode {
             Mode::Start | Mode::Content => out.content.push_str(&self.held),
             // Unclosed reasoning stays reasoning; a partial end tag is just text.
-            Mode::Reasoning => out.reasoning.push_str(&self.held),
+            Mode::Reasoning => out.reasoning.push_str(self.reasoning_end(&self.held)),
         }
         self.held.clear();
     }

@@ -68,6 +68,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         starts_in_reasoning,
         implicit_end: None,
         turn_boundaries: Vec::new(),
+        trim_reasoning_end: false,
     })
 }
 
@@ -98,9 +99,58 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 implicit_end: Some("<tool_call>".into()),
                 // vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
                 turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
+                trim_reasoning_end: false,
             })
         },
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "seed_oss",
+        help: "Seed-OSS: <seed:think>…</seed:think>; <seed:tool_call> also ends reasoning",
+        model_patterns: &["seed-oss", "seed_oss"],
+        // vLLM's seed_oss is its qwen3 engine with Seed's tags.
+        make: || {
+            TagReasoningParser::new(TagSpec {
+                start: "<seed:think>".into(),
+                end: "</seed:think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<seed:tool_call>".into()),
+                turn_boundaries: vec!["<seed:bos>".into(), "<seed:eos>".into()],
+                trim_reasoning_end: false,
+            })
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "step3p5",
+        help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
+        model_patterns: &["step-3.5", "step3p5", "step3.5"],
+        // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
+        make: || {
+            TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
+                trim_reasoning_end: true,
+            })
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "olmo3",
+        help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
+        model_patterns: &["olmo-3", "olmo3"],
+        make: || tags("<think>", "</think>", true),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hy_v4",
+        help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning",
+        model_patterns: &[],
+        make: || tags("<think>", "</think>", true),
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "mistral",
@@ -125,6 +175,30 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
+        name: "qwen3_xml",
+        help: "Qwen3-Coder (vLLM's second name for the qwen3_coder parser)",
+        model_patterns: &[],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "step3p5",
+        help: "Step-3.5: qwen3_coder's <tool_call><function=f><parameter=p>…",
+        model_patterns: &["step-3.5", "step3p5", "step3.5"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "seed_oss",
+        help: "Seed-OSS: <seed:tool_call><function=f><parameter=p>v</parameter></function></seed:tool_call>",
+        model_patterns: &["seed-oss", "seed_oss"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::SeedOss, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
         name: "hermes",
         help: "Qwen 2.5/3, Hermes: <tool_call>{\"name\", \"arguments\"}</tool_call>",
         model_patterns: &["qwen", "hermes"],
@@ -133,9 +207,17 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::HermesTags,
     },
     ToolEntry {
-        name: "pythonic",
-        help: "Llama 4 and others: [f(a=1), g(b=\"x\")]",
+        name: "llama4_pythonic",
+        help: "Llama 4: [f(a=1), g(b=\"x\")], optionally inside <|python_start|>…<|python_end|>",
         model_patterns: &["llama-4", "llama4"],
+        make: |_| AnyToolParser::Pythonic(PythonicParser::new()),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "pythonic",
+        help: "Python call lists: [f(a=1), g(b=\"x\")]",
+        model_patterns: &[],
         make: |_| AnyToolParser::Pythonic(PythonicParser::new()),
         keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
@@ -177,6 +259,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
         model_patterns: &["kimi-k2", "kimi_k2"],
         make: |_| marked(MarkedFamily::KimiK2),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "ling3",
+        help: "Ling 3: glm45's <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        model_patterns: &["ling-3", "ling3"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::NotYet,
     },
@@ -316,7 +406,14 @@ mod tests {
         assert_eq!(tool("Qwen/Qwen3-8B"), Some("hermes"));
         assert_eq!(tool("qwen3"), Some("hermes"));
         assert_eq!(tool("NousResearch/Hermes-3-Llama-3.1-8B"), Some("hermes"));
-        assert_eq!(tool("meta-llama/Llama-4-Scout-17B-16E"), Some("pythonic"));
+        assert_eq!(
+            tool("meta-llama/Llama-4-Scout-17B-16E"),
+            Some("llama4_pythonic")
+        );
+        assert_eq!(
+            tool("ByteDance-Seed/Seed-OSS-36B-Instruct"),
+            Some("seed_oss")
+        );
         assert_eq!(
             tool("meta-llama/Llama-3.1-8B-Instruct"),
             Some("llama3_json")

@@ -4,7 +4,8 @@
 //!
 //! The output is a call list only if it starts (after whitespace) with `[` and a name
 //! followed by `(`; otherwise it is content. Keyword arguments are Python literals
-//! (strings, numbers, `True`/`False`/`None`, lists, tuples, dicts), converted to a JSON
+//! (strings, numbers, `True`/`False`/`None` or JSON's `true`/`false`/`null`, lists, tuples,
+//! dicts), converted to a JSON
 //! object serialized as Python's `json.dumps` writes it. Each call is sent when its closing
 //! parenthesis arrives. Text after the list is dropped, as vLLM's stream drops it (its
 //! non-stream path keeps the whole output as content when text follows the list). If the
@@ -362,10 +363,11 @@ impl Lit<'_> {
                     self.i += 1;
                 }
                 let word = self.src.get(start..self.i)?;
+                // JSON's spellings too, as vLLM's `get_parameter_value` reads them.
                 match word {
-                    "True" => Some(Value::Bool(true)),
-                    "False" => Some(Value::Bool(false)),
-                    "None" => Some(Value::Null),
+                    "True" | "true" => Some(Value::Bool(true)),
+                    "False" | "false" => Some(Value::Bool(false)),
+                    "None" | "null" => Some(Value::Null),
                     _ => number(word),
                 }
             }

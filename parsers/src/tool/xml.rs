@@ -3,6 +3,7 @@
 //! | family | wire format |
 //! |---|---|
 //! | `qwen3_coder` | `<tool_call>\n<function=f>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>` |
+//! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum XmlFamily {
     Qwen3Coder,
+    SeedOss,
     Glm45,
 }
 
@@ -40,23 +42,41 @@ struct Spec {
     value_open: Option<&'static str>,
     value_close: &'static str,
     trim_newline: bool,
+    /// Values of parameters that can only be strings stream character by character
+    /// (qwen3_coder's engine); otherwise a value is emitted when its closing tag arrives.
+    streams_strings: bool,
+    /// A call to a tool the request does not declare is dropped (glm45).
+    drops_undeclared: bool,
+    /// `func_open` in content opens a call without `call_start` (vLLM's qwen3_coder engine:
+    /// `<function=f>…</function>` alone is a call).
+    bare_function: bool,
+}
+
+/// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
+/// `qwen3_coder`, `qwen3_xml`, `step3p5` and `seed_oss`).
+const fn qwen3_coder(call_start: &'static str, call_end: &'static str) -> Spec {
+    Spec {
+        call_start,
+        call_end,
+        func_open: Some("<function="),
+        name_ends: &[">"],
+        func_close: Some("</function>"),
+        key_open: "<parameter=",
+        key_close: ">",
+        value_open: None,
+        value_close: "</parameter>",
+        trim_newline: true,
+        streams_strings: true,
+        drops_undeclared: false,
+        bare_function: true,
+    }
 }
 
 impl XmlFamily {
     fn spec(self) -> Spec {
         match self {
-            XmlFamily::Qwen3Coder => Spec {
-                call_start: "<tool_call>",
-                call_end: "</tool_call>",
-                func_open: Some("<function="),
-                name_ends: &[">"],
-                func_close: Some("</function>"),
-                key_open: "<parameter=",
-                key_close: ">",
-                value_open: None,
-                value_close: "</parameter>",
-                trim_newline: true,
-            },
+            XmlFamily::Qwen3Coder => qwen3_coder("<tool_call>", "</tool_call>"),
+            XmlFamily::SeedOss => qwen3_coder("<seed:tool_call>", "</seed:tool_call>"),
             XmlFamily::Glm45 => Spec {
                 call_start: "<tool_call>",
                 call_end: "</tool_call>",
@@ -68,6 +88,9 @@ impl XmlFamily {
                 value_open: Some("<arg_value>"),
                 value_close: "</arg_value>",
                 trim_newline: false,
+                streams_strings: false,
+                drops_undeclared: true,
+                bare_function: false,
             },
         }
     }
@@ -113,8 +136,18 @@ pub struct XmlParser {
     /// Content as vLLM's parser engine streams it.
     #[serde(default)]
     content: EngineContent,
+    /// The call being read was opened by a bare `<function=` (no `call_start`).
+    #[serde(default)]
+    bare: bool,
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
+}
+
+/// What opens a call in content: `call_start`, and `func_open` where it opens one alone.
+fn call_openers(spec: &Spec) -> Vec<&'static str> {
+    let mut v = vec![spec.call_start];
+    v.extend(spec.func_open.filter(|_| spec.bare_function));
+    v
 }
 
 /// The first of `markers` in `text`, as (offset, marker).
@@ -149,6 +182,7 @@ impl XmlParser {
             lead_done: false,
             opened: false,
             content: EngineContent::default(),
+            bare: false,
             schemas,
         }
     }
@@ -182,7 +216,7 @@ impl XmlParser {
     }
 
     fn streams_string(&self) -> bool {
-        self.family == XmlFamily::Qwen3Coder && self.param_types() == Types::STRING
+        self.family.spec().streams_strings && self.param_types() == Types::STRING
     }
 
     fn close_args(&mut self, out: &mut Parsed) {
@@ -260,20 +294,22 @@ fn before_partial(rest: &str, marker: &str, at_end: bool) -> usize {
 impl XmlParser {
     /// Content, up to the next call's opening tag.
     fn step_content(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let Some(at) = rest.find(spec.call_start) else {
-            let n = before_partial(rest, spec.call_start, at_end);
+        let openers = call_openers(spec);
+        let Some((at, m)) = first_of(rest, &openers) else {
+            let n = rest.len() - if at_end { 0 } else { held(rest, &openers) };
             self.push_content(&rest[..n], out);
             return Step::Wait(n);
         };
         self.push_content(&rest[..at], out);
-        self.pending.push_str(spec.call_start);
+        self.pending.push_str(m);
         self.token.clear();
-        self.mode = if spec.func_open.is_some() {
-            Mode::Open
-        } else {
+        self.bare = m != spec.call_start;
+        self.mode = if self.bare || spec.func_open.is_none() {
             Mode::Name
+        } else {
+            Mode::Open
         };
-        Step::Go(at + spec.call_start.len())
+        Step::Go(at + m.len())
     }
 
     /// After `<tool_call>`: whitespace, then qwen3_coder's `<function=`.
@@ -330,7 +366,7 @@ impl XmlParser {
         } else {
             at
         };
-        if self.family == XmlFamily::Glm45 && !self.schemas.allows(&name) {
+        if self.family.spec().drops_undeclared && !self.schemas.allows(&name) {
             // vLLM's glm45 (`validate_tool_names`) drops a call to a tool the request does
             // not declare, text and all, in both of its paths.
             self.pending.clear();
@@ -363,7 +399,7 @@ impl XmlParser {
             self.mode = Mode::Key;
         } else {
             self.close_args(out);
-            self.mode = if m == spec.call_end {
+            self.mode = if m == spec.call_end || std::mem::take(&mut self.bare) {
                 Mode::Between
             } else {
                 Mode::AfterFunc
@@ -443,25 +479,30 @@ impl XmlParser {
         if next.is_empty() {
             return Step::Wait(if at_end { rest.len() } else { 0 });
         }
-        if !next.starts_with(spec.call_start) && !at_end && spec.call_start.starts_with(next) {
+        let openers = call_openers(spec);
+        let opens = openers.iter().any(|m| next.starts_with(m));
+        if !opens && !at_end && openers.iter().any(|m| m.starts_with(next)) {
             return Step::Wait(0);
         }
         self.mode = Mode::Content;
-        Step::Go(if next.starts_with(spec.call_start) {
-            ws
-        } else {
-            0
-        })
+        Step::Go(if opens { ws } else { 0 })
     }
 
     /// After `</function>` (or a skipped call), up to `</tool_call>`.
+    /// A call that opens first (its `</tool_call>` was left out) is read as the next call.
     fn step_after_func(&mut self, spec: &Spec, rest: &str, at_end: bool) -> Step {
-        match rest.find(spec.call_end) {
-            Some(at) => {
+        let mut markers = call_openers(spec);
+        markers.push(spec.call_end);
+        match first_of(rest, &markers) {
+            Some((at, m)) if m == spec.call_end => {
                 self.mode = Mode::Between;
-                Step::Go(at + spec.call_end.len())
+                Step::Go(at + m.len())
             }
-            None => Step::Wait(before_partial(rest, spec.call_end, at_end)),
+            Some((at, _)) => {
+                self.mode = Mode::Content;
+                Step::Go(at)
+            }
+            None => Step::Wait(rest.len() - if at_end { 0 } else { held(rest, &markers) }),
         }
     }
 }
@@ -520,5 +561,6 @@ impl ToolParser for XmlParser {
         self.content.finish(self.calls > 0, out);
         self.buf.clear();
         self.mode = Mode::Content;
+        self.bare = false;
     }
 }

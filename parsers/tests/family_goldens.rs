@@ -1,0 +1,112 @@
+//! Every parser family against vLLM's own parser classes, run in process over the cases of
+//! `scripts/parser_cases/<name>.json` by `scripts/gen_parser_family_goldens.py` (each case
+//! names its source: a vLLM, SGLang or SMG test, or a broken output).
+//!
+//! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
+//! and one-shot results agree, ours must equal them. A case where they disagree, or where we
+//! deliberately differ, carries `ours` (our result) and `why` in its case file, and ours
+//! must equal `ours`.
+
+mod common;
+use common::chunkings;
+use llm_render_parsers::{
+    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
+};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn goldens() -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/goldens/derender/parser_families.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn tools(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
+    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
+        panic!("no tool parser {parser}");
+    };
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    let calls: Vec<Value> = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    json!({"content": out.content, "calls": calls})
+}
+
+fn reasoning(parser: &str, chunks: &[&str]) -> Value {
+    let Some(mut p) = reasoning_parser(parser) else {
+        panic!("no reasoning parser {parser}");
+    };
+    let mut out = Split::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    json!({"content": out.content, "reasoning": out.reasoning})
+}
+
+#[test]
+fn every_family_matches_vllm_or_lists_why() {
+    let cases = goldens();
+    assert!(cases.len() >= 70, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let kind = case["kind"].as_str().unwrap_or_default();
+        let parser = case["parser"].as_str().unwrap_or_default();
+        let id = case["id"].as_str().unwrap_or_default();
+        let text = case["text"].as_str().unwrap_or_default();
+        let run = |chunks: &[&str]| match kind {
+            "tool" => {
+                let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
+                tools(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
+            }
+            _ => reasoning(parser, chunks),
+        };
+        let ours = run(&[text]);
+        for chunks in chunkings(text) {
+            assert_eq!(
+                run(&chunks),
+                ours,
+                "{kind} {parser}/{id}: chunked {chunks:?}"
+            );
+        }
+        let expected = match case.get("ours") {
+            Some(listed) => {
+                assert!(
+                    case["why"].as_str().is_some_and(|w| !w.is_empty()),
+                    "{kind} {parser}/{id}: `ours` without `why`"
+                );
+                listed
+            }
+            None if case.get("error").is_some() => {
+                failures.push(format!("{kind} {parser}/{id}: vLLM raised; list ours"));
+                continue;
+            }
+            None if case["stream"] != case["nonstream"] => {
+                failures.push(format!(
+                    "{kind} {parser}/{id}: vLLM's paths differ (stream {}, nonstream {}); \
+                     list ours {ours}",
+                    case["stream"], case["nonstream"]
+                ));
+                continue;
+            }
+            None => &case["nonstream"],
+        };
+        if &ours != expected {
+            failures.push(format!(
+                "{kind} {parser}/{id}: ours {ours} != expected {expected}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

