@@ -232,7 +232,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "mistral",
-        help: "Mistral: [TOOL_CALLS][{…}] or [TOOL_CALLS]f[ARGS]{…}",
+        help: "Mistral: [TOOL_CALLS][{…}] (pre-v11) or [TOOL_CALLS]f[ARGS]{…} / [TOOL_CALLS]f{…} (v11+)",
         model_patterns: &["mistral", "magistral", "devstral"],
         make: |_| marked(MarkedFamily::Mistral),
         keeps_special_tokens: true,

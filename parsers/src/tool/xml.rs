@@ -445,7 +445,10 @@ impl XmlParser {
     /// A parameter's value, up to its closing tag (or, when that is missing, the end of the
     /// function or call); string values stream as they come.
     fn step_value(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let mut ends = vec![spec.value_close];
+        // A missing closing tag: the value also ends where the next parameter, the function
+        // or the call begins or ends (as vLLM's qwen3_coder engine reads
+        // `<parameter=a>\n1\n<parameter=b>…`).
+        let mut ends = vec![spec.value_close, spec.key_open];
         ends.extend(spec.func_close);
         ends.push(spec.call_end);
         let found = first_of(rest, &ends);
@@ -463,7 +466,6 @@ impl XmlParser {
         };
         self.end_value(out);
         self.mode = Mode::Params;
-        // A missing closing tag: the value ends where the call does.
         Step::Go(if m == spec.value_close {
             take + m.len()
         } else {

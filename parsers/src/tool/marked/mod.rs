@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
-//! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` (v11+), repeated per call |
+//! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
 //! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
 //! | `deepseek_v31` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
 //! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{..}<\|tool_call_end\|>…<\|tool_calls_section_end\|>` |
@@ -341,6 +341,11 @@ impl ToolParser for MarkedParser {
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
         if self.committed {
+            if self.mode == Mode::Object(ObjPhase::ArgsString) {
+                // Cut off inside string arguments: what was written, as written.
+                let raw = std::mem::take(&mut self.token);
+                self.send_args(&raw, out);
+            }
             self.end_call(out);
         }
         if self.family == MarkedFamily::KimiK2 && self.mode == Mode::Section {

@@ -205,7 +205,16 @@ impl MarkedParser {
             self.malformed(out);
             return Flow::Next(i);
         };
-        let found = rest.find(sep);
+        // Mistral v11+ also writes `[TOOL_CALLS]name{…}`: the arguments' `{` ends the name
+        // (and stays, as the value's first byte).
+        let brace = (self.family == MarkedFamily::Mistral)
+            .then(|| rest.find('{'))
+            .flatten();
+        let (found, sep) = match (rest.find(sep), brace) {
+            (Some(s), Some(b)) if b < s => (Some(b), ""),
+            (None, Some(b)) => (Some(b), ""),
+            (s, _) => (s, sep),
+        };
         let avail = found.unwrap_or(rest.len() - crate::partial_suffix(rest, sep));
         let limit = MAX_NAME + prefix.len();
         if let Some(cut) =

@@ -1,6 +1,9 @@
 //! The JSON call object of the `CallForm::Object` families (`{"name": .., "arguments": ..}`),
 //! one character at a time: the name is streamed as soon as it is read, the arguments as
-//! they arrive, and other members are skipped.
+//! they arrive, and other members are skipped. Arguments written as a JSON string that
+//! holds a JSON object (`"arguments": "{\"a\": 1}"`, common in fine-tunes) are unwrapped
+//! into the object, as vLLM's mistral and granite parsers unwrap them; such a string is
+//! held until it closes.
 
 use super::{MarkedParser, Mode, MAX_NAME};
 use crate::tool::json_scan::{Step, ValueScan};
@@ -17,6 +20,8 @@ pub(super) enum ObjPhase {
     Value,
     Name,
     Args,
+    /// Arguments written as a JSON string, held until it closes.
+    ArgsString,
     Skip,
     After,
 }
@@ -84,6 +89,10 @@ impl MarkedParser {
                         self.token.clear();
                         ObjPhase::Name
                     }
+                    "arguments" | "parameters" if c == '"' => {
+                        self.token.clear();
+                        ObjPhase::ArgsString
+                    }
                     "arguments" | "parameters" => ObjPhase::Args,
                     _ => ObjPhase::Skip,
                 };
@@ -93,7 +102,7 @@ impl MarkedParser {
                 }
                 self.mode = Mode::Object(next);
                 match next {
-                    ObjPhase::Name => self.token.push(c),
+                    ObjPhase::Name | ObjPhase::ArgsString => self.token.push(c),
                     ObjPhase::Args => {
                         let mut b = [0u8; 4];
                         self.send_args(c.encode_utf8(&mut b), out);
@@ -112,6 +121,22 @@ impl MarkedParser {
                         return false;
                     }
                     self.commit(name, None, out);
+                    self.mode = Mode::Object(ObjPhase::After);
+                }
+                true
+            }
+            ObjPhase::ArgsString => {
+                self.token.push(c);
+                if self.scan.step(c) == Step::Last {
+                    let raw = std::mem::take(&mut self.token);
+                    let inner: Option<String> = serde_json::from_str(&raw).ok();
+                    let unwrapped = inner.filter(|t| {
+                        serde_json::from_str::<serde_json::Value>(t).is_ok_and(|v| v.is_object())
+                    });
+                    match unwrapped {
+                        Some(object) => self.send_args(object.trim(), out),
+                        None => self.send_args(&raw, out),
+                    }
                     self.mode = Mode::Object(ObjPhase::After);
                 }
                 true
