@@ -72,6 +72,29 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
     })
 }
 
+/// vLLM's qwen3 parser engine with one family's tags: output starts in reasoning (thinking
+/// on), a start tag inside it is dropped, `implicit_end` also ends it, and the prompt scan
+/// stops at the turn boundaries.
+fn engine_tags(
+    start: &str,
+    end: &str,
+    implicit_end: &str,
+    turn_boundaries: [&str; 2],
+    trim_reasoning_end: bool,
+) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: start.into(),
+        end: end.into(),
+        starts_in_reasoning: true,
+        implicit_end: Some(implicit_end.into()),
+        turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
+        trim_reasoning_end,
+    })
+}
+
+/// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
+const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
+
 /// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
 /// one of whose patterns its name contains is used, so more specific patterns come first.
 pub static REASONING_PARSERS: &[ReasoningEntry] = &[
@@ -91,17 +114,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        make: || {
-            TagReasoningParser::new(TagSpec {
-                start: "<think>".into(),
-                end: "</think>".into(),
-                starts_in_reasoning: true,
-                implicit_end: Some("<tool_call>".into()),
-                // vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
-                turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
-                trim_reasoning_end: false,
-            })
-        },
+        make: || engine_tags("<think>", "</think>", "<tool_call>", CHATML, false),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -110,14 +123,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["seed-oss", "seed_oss"],
         // vLLM's seed_oss is its qwen3 engine with Seed's tags.
         make: || {
-            TagReasoningParser::new(TagSpec {
-                start: "<seed:think>".into(),
-                end: "</seed:think>".into(),
-                starts_in_reasoning: true,
-                implicit_end: Some("<seed:tool_call>".into()),
-                turn_boundaries: vec!["<seed:bos>".into(), "<seed:eos>".into()],
-                trim_reasoning_end: false,
-            })
+            let bounds = ["<seed:bos>", "<seed:eos>"];
+            engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", bounds, false)
         },
         keeps_special_tokens: true,
     },
@@ -126,16 +133,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
-        make: || {
-            TagReasoningParser::new(TagSpec {
-                start: "<think>".into(),
-                end: "</think>".into(),
-                starts_in_reasoning: true,
-                implicit_end: Some("<tool_call>".into()),
-                turn_boundaries: vec!["<|im_start|>".into(), "<|im_end|>".into()],
-                trim_reasoning_end: true,
-            })
-        },
+        make: || engine_tags("<think>", "</think>", "<tool_call>", CHATML, true),
         keeps_special_tokens: true,
     },
     ReasoningEntry {

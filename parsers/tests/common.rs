@@ -1,8 +1,11 @@
 //! Helpers shared by the parser tests: run a parser over chunks, and cut text into chunks.
 #![allow(dead_code)]
 
-use llm_render_parsers::{tool_parser, Parsed, ToolCall, ToolParser, ToolSchemas};
-use serde_json::json;
+use llm_render_parsers::{
+    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolCall, ToolParser,
+    ToolSchemas,
+};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The tool schemas the typed (XML) formats are tested with.
@@ -60,4 +63,36 @@ pub fn chunkings(text: &str) -> Vec<Vec<&str>> {
         out.push(v);
     }
     out
+}
+
+/// A tool parser's result over `chunks`, as the goldens write it: `{"content", "calls":
+/// [{"name", "arguments"}]}`.
+pub fn tools_json(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
+    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
+        panic!("no tool parser {parser}");
+    };
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    let calls: Vec<Value> = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    json!({"content": out.content, "calls": calls})
+}
+
+/// A reasoning parser's result over `chunks`: `{"content", "reasoning"}`.
+pub fn reasoning_json(parser: &str, chunks: &[&str]) -> Value {
+    let Some(mut p) = reasoning_parser(parser) else {
+        panic!("no reasoning parser {parser}");
+    };
+    let mut out = Split::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    json!({"content": out.content, "reasoning": out.reasoning})
 }

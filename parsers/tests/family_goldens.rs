@@ -8,11 +8,9 @@
 //! must equal `ours`.
 
 mod common;
-use common::chunkings;
-use llm_render_parsers::{
-    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
-};
-use serde_json::{json, Value};
+use common::{chunkings, reasoning_json, tools_json};
+use llm_render_parsers::ToolSchemas;
+use serde_json::Value;
 use std::sync::Arc;
 
 fn goldens() -> Vec<Value> {
@@ -24,35 +22,6 @@ fn goldens() -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
-}
-
-fn tools(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
-    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
-        panic!("no tool parser {parser}");
-    };
-    let mut out = Parsed::default();
-    for c in chunks {
-        p.push(c, &mut out);
-    }
-    p.finish(&mut out);
-    let calls: Vec<Value> = out
-        .tool_calls()
-        .into_iter()
-        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
-        .collect();
-    json!({"content": out.content, "calls": calls})
-}
-
-fn reasoning(parser: &str, chunks: &[&str]) -> Value {
-    let Some(mut p) = reasoning_parser(parser) else {
-        panic!("no reasoning parser {parser}");
-    };
-    let mut out = Split::default();
-    for c in chunks {
-        p.push(c, &mut out);
-    }
-    p.finish(&mut out);
-    json!({"content": out.content, "reasoning": out.reasoning})
 }
 
 #[test]
@@ -68,9 +37,9 @@ fn every_family_matches_vllm_or_lists_why() {
         let run = |chunks: &[&str]| match kind {
             "tool" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
-                tools(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
+                tools_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
             }
-            _ => reasoning(parser, chunks),
+            _ => reasoning_json(parser, chunks),
         };
         let ours = run(&[text]);
         for chunks in chunkings(text) {

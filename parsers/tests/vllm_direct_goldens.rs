@@ -8,10 +8,8 @@
 //! to the other parsers' behaviour, are listed with the result we give and why.
 
 mod common;
-use common::chunkings;
-use llm_render_parsers::{
-    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
-};
+use common::{chunkings, reasoning_json, tools_json};
+use llm_render_parsers::ToolSchemas;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -142,20 +140,7 @@ fn result(content: &str, calls: &[(String, String)]) -> Value {
 }
 
 fn parse(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
-    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
-        panic!("no parser {parser}");
-    };
-    let mut out = Parsed::default();
-    for c in chunks {
-        p.push(c, &mut out);
-    }
-    p.finish(&mut out);
-    let calls: Vec<(String, String)> = out
-        .tool_calls()
-        .into_iter()
-        .map(|c| (c.name, c.arguments))
-        .collect();
-    result(&out.content, &calls)
+    tools_json(parser, schemas, chunks)
 }
 
 /// The golden lines that have `kind` (`parser` or `reasoning_parser`).
@@ -235,15 +220,7 @@ const VLLM_REASONING_DISAGREES: &[(&str, &str, &str, &str, &str)] = &[
 ];
 
 fn reason(parser: &str, chunks: &[&str]) -> Value {
-    let Some(mut p) = reasoning_parser(parser) else {
-        panic!("no reasoning parser {parser}");
-    };
-    let mut out = Split::default();
-    for c in chunks {
-        p.push(c, &mut out);
-    }
-    p.finish(&mut out);
-    json!({"content": out.content, "reasoning": out.reasoning})
+    reasoning_json(parser, chunks)
 }
 
 #[test]
