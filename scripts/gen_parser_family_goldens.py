@@ -38,6 +38,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_tool_parser_goldens import TOOLS  # noqa: E402
 
 
+# config.json for fixtures without one. Without it, vLLM's get_tokenizer loads the DeepSeek-V3
+# fixture with a decoder that drops the spaces of byte-level text (transformers' fallback);
+# with the model type it decodes as the real model's folder does.
+CONFIGS = {
+    "qwen3": {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
+    "deepseek_v3": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"},
+    "llama3_1": {"architectures": ["LlamaForCausalLM"], "model_type": "llama"},
+}
+
+
 def model_dir(fixture, added):
     """A fixture model with `added` appended as (non-special) tokens."""
     d = tempfile.mkdtemp(prefix=f"{fixture}-")
@@ -64,8 +74,7 @@ def model_dir(fixture, added):
                                                 "normalized", "special")}
     json.dump(cfg, open(cfg_path, "w"))
     if not os.path.exists(os.path.join(d, "config.json")):
-        json.dump({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
-                  open(os.path.join(d, "config.json"), "w"))
+        json.dump(CONFIGS.get(fixture, CONFIGS["qwen3"]), open(os.path.join(d, "config.json"), "w"))
     return d
 
 

@@ -79,7 +79,7 @@ fn engine_tags(
     start: &str,
     end: &str,
     implicit_end: &str,
-    turn_boundaries: [&str; 2],
+    turn_boundaries: &[&str],
     trim_reasoning_end: bool,
 ) -> TagReasoningParser {
     TagReasoningParser::new(TagSpec {
@@ -94,6 +94,8 @@ fn engine_tags(
 
 /// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
 const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
+/// GLM's turn tokens.
+const GLM_TURNS: [&str; 4] = ["<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"];
 
 /// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
 /// one of whose patterns its name contains is used, so more specific patterns come first.
@@ -114,7 +116,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        make: || engine_tags("<think>", "</think>", "<tool_call>", CHATML, false),
+        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -124,7 +126,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's seed_oss is its qwen3 engine with Seed's tags.
         make: || {
             let bounds = ["<seed:bos>", "<seed:eos>"];
-            engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", bounds, false)
+            engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false)
         },
         keeps_special_tokens: true,
     },
@@ -133,8 +135,59 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
-        make: || engine_tags("<think>", "</think>", "<tool_call>", CHATML, true),
+        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true),
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "mimo",
+        help: "MiMo-V2: qwen3's <think>…</think>",
+        model_patterns: &["mimo-v2"],
+        // vLLM's mimo reasoning is its qwen3 engine unchanged.
+        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "glm47",
+        help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
+        model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
+        make: || engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "glm45",
+        help: "GLM-4.5/4.6: vLLM's second name for glm47",
+        model_patterns: &[],
+        make: || engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "kimi_k2",
+        help: "Kimi K2 thinking: <think>…</think>; the tool-calls section also ends it",
+        // Kimi-K2-Instruct does not think: only the thinking models pick it.
+        model_patterns: &["kimi-k2-thinking"],
+        make: || engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m2",
+        help: "MiniMax-M2: <think>…</think>; <minimax:tool_call> also ends it",
+        model_patterns: &["minimax-m2", "minimax_m2"],
+        make: || engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "deepseek_v4",
+        help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
+        model_patterns: &["deepseek-v4"],
+        make: || engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "holo2",
+        help: "Holo2: DeepSeek-R1's <think>…</think>",
+        model_patterns: &["holo2"],
+        make: || tags("<think>", "</think>", true),
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "olmo3",
@@ -193,6 +246,22 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         help: "Seed-OSS: <seed:tool_call><function=f><parameter=p>v</parameter></function></seed:tool_call>",
         model_patterns: &["seed-oss", "seed_oss"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::SeedOss, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "mimo",
+        help: "MiMo-V2: qwen3_coder's <tool_call><function=f><parameter=p>v</parameter>…, values untrimmed",
+        model_patterns: &["mimo"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Mimo, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "longcat",
+        help: "LongCat-Flash: <longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call>",
+        model_patterns: &["longcat"],
+        make: |_| marked(MarkedFamily::LongCat),
         keeps_special_tokens: true,
         grammar: ToolGrammar::NotYet,
     },
@@ -264,6 +333,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         name: "ling3",
         help: "Ling 3: glm45's <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
         model_patterns: &["ling-3", "ling3"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
+        name: "glm47",
+        help: "GLM-4.7 and GLM-5: glm45's format (vLLM runs one class for both names)",
+        model_patterns: &["glm-4.7", "glm47", "glm-5"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::NotYet,
@@ -431,6 +508,10 @@ mod tests {
         assert_eq!(reasoning("mistralai/Magistral-Small-2506"), Some("mistral"));
         assert_eq!(reasoning("mistral"), Some("mistral"));
         assert_eq!(reasoning("mistralai/Mistral-7B"), None);
+        assert_eq!(reasoning("zai-org/GLM-4.7"), Some("glm47"));
+        assert_eq!(reasoning("moonshotai/Kimi-K2-Instruct"), None);
+        assert_eq!(reasoning("moonshotai/Kimi-K2-Thinking"), Some("kimi_k2"));
+        assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
     }
 
     #[test]

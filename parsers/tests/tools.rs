@@ -48,19 +48,21 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("hermes", "a < b and <tool_ca", "a < b and <tool_ca", &[]),
-    // The end marker arrives while the arguments are open: the call ends there; the text
-    // between calls is dropped (vLLM keeps only what precedes the first call).
+    // The end marker arrives while the arguments are open: that call is broken and dropped
+    // (its arguments are not JSON), the good one after it stays; the text between calls is
+    // dropped (vLLM keeps only what precedes the first call).
     (
         "hermes",
         "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1</tool_call> tail<tool_call>{\"name\": \"b\"}</tool_call>",
         "",
-        &[("a", "{\"x\": 1"), ("b", "{}")],
+        &[("b", "{}")],
     ),
+    // Output cut off inside the arguments: not JSON, so no call.
     (
         "hermes",
         "<tool_call>\n{\"name\": \"cut\", \"arguments\": {\"city\": \"Par",
         "",
-        &[("cut", "{\"city\": \"Par")],
+        &[],
     ),
     // --- llama3_json ---
     (

@@ -6,16 +6,20 @@
 //! fragments of one call are its final `arguments` JSON string, so every streamed prefix is a
 //! prefix of the final string (OpenAI's streaming semantics).
 //!
-//! Arguments written by the model as JSON (hermes, llama3_json, mistral, deepseek, kimi_k2)
-//! are passed through as written, from the first byte of the value to its last: no
-//! re-serialization, so the bytes can stream as they arrive. Arguments written as XML
-//! parameters (qwen3_coder, glm45) or Python call syntax (pythonic) are converted to a JSON
-//! object.
+//! Arguments written by the model as JSON (hermes, longcat, llama3_json, mistral, deepseek,
+//! kimi_k2) are passed through as written, from the first byte of the value to its last (a
+//! JSON string holding an object is unwrapped into it); such a call is held until it ends
+//! and sent whole, name and arguments in one delta, only if its arguments are valid JSON.
+//! Arguments written as XML parameters (qwen3_coder and its kin, glm45) or Python call
+//! syntax (pythonic) are built here as a JSON object, so they are valid by construction and
+//! stream as they are read.
 //!
 //! Malformed output: text that opens a call but turns out not to be one before the call's
-//! name is known (for example `<tool_call>not json</tool_call>`) stays content, verbatim.
-//! Once a name is known the call has been streamed and stands; its arguments are what the
-//! model wrote, up to the call's end marker.
+//! name is known (for example `<tool_call>not json</tool_call>`) stays content, verbatim. A
+//! JSON call whose arguments are broken or cut off is dropped, as vLLM's one-shot parsers
+//! drop it; the good calls around it stay. vLLM's stream, which has sent the name by then,
+//! sends the broken arguments too: no client should get arguments its JSON reader rejects,
+//! and holding the call is what keeps the stream equal to the one-shot result.
 
 mod coerce;
 mod engine_content;

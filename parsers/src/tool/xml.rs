@@ -3,6 +3,7 @@
 //! | family | wire format |
 //! |---|---|
 //! | `qwen3_coder` | `<tool_call>\n<function=f>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>` |
+//! | `mimo` (MiMo-V2) | qwen3_coder's, values kept with their newlines |
 //! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
 //!
@@ -26,6 +27,8 @@ use serde::{Deserialize, Serialize};
 pub enum XmlFamily {
     Qwen3Coder,
     SeedOss,
+    /// MiMo-V2: qwen3_coder's grammar, values not newline-trimmed.
+    Mimo,
     Glm45,
 }
 
@@ -77,6 +80,10 @@ impl XmlFamily {
         match self {
             XmlFamily::Qwen3Coder => qwen3_coder("<tool_call>", "</tool_call>"),
             XmlFamily::SeedOss => qwen3_coder("<seed:tool_call>", "</seed:tool_call>"),
+            XmlFamily::Mimo => Spec {
+                trim_newline: false,
+                ..qwen3_coder("<tool_call>", "</tool_call>")
+            },
             XmlFamily::Glm45 => Spec {
                 call_start: "<tool_call>",
                 call_end: "</tool_call>",

@@ -4,6 +4,7 @@
 //! | family | wire format |
 //! |---|---|
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
+//! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
 //! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
@@ -29,6 +30,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum MarkedFamily {
     Hermes,
+    /// LongCat-Flash: hermes between `<longcat_tool_call>` tags (vLLM's `longcat` subclasses
+    /// hermes).
+    LongCat,
     Llama3Json,
     Mistral,
     DeepseekV3,
@@ -67,6 +71,12 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<tool_call>",
                 call_end: Some("</tool_call>"),
+                form: CallForm::Object,
+            },
+            MarkedFamily::LongCat => Spec {
+                section: None,
+                call_start: "<longcat_tool_call>",
+                call_end: Some("</longcat_tool_call>"),
                 form: CallForm::Object,
             },
             MarkedFamily::Llama3Json => Spec {
@@ -154,14 +164,18 @@ pub struct MarkedParser {
     token: String,
     /// The current object member's key.
     key: String,
-    /// Arguments read before the name (object bodies may list them first).
-    early_args: String,
-    /// Calls started so far; the current call is `calls - 1`.
+    /// The current call's arguments so far, as written (object bodies may list them before
+    /// the name). Held until the call ends: a call is sent only once its arguments are
+    /// whole, valid JSON.
+    #[serde(default)]
+    args: String,
+    /// The current call's name (and Kimi K2's id), once read.
+    #[serde(default)]
+    name: Option<(String, Option<String>)>,
+    /// Calls sent so far; the next is `calls`.
     calls: usize,
-    /// Whether the current call is streamed (its name is known).
+    /// Whether the current call's name is known.
     committed: bool,
-    /// Whether the current call has emitted any arguments text.
-    args_sent: bool,
     /// Whether the mistral call being read sits in a `[..]` array.
     in_array: bool,
     /// kimi_k2's content, as vLLM's parser engine streams it.
@@ -195,10 +209,10 @@ impl MarkedParser {
             scan: ValueScan::default(),
             token: String::new(),
             key: String::new(),
-            early_args: String::new(),
+            args: String::new(),
+            name: None,
             calls: 0,
             committed: false,
-            args_sent: false,
             in_array: false,
             engine_content: EngineContent::default(),
         }
@@ -208,53 +222,48 @@ impl MarkedParser {
         self.family.spec()
     }
 
-    fn index(&self) -> usize {
-        self.calls.saturating_sub(1)
-    }
-
     /// A call begins: what was consumed for it so far is `pending`.
     fn begin_call(&mut self) {
         self.committed = false;
-        self.args_sent = false;
         self.token.clear();
         self.key.clear();
-        self.early_args.clear();
+        self.args.clear();
+        self.name = None;
         self.scan = ValueScan::default();
     }
 
-    /// The call's name is known: stream it, then any arguments read before it.
-    fn commit(&mut self, name: String, id: Option<String>, out: &mut Parsed) {
-        self.calls += 1;
+    /// The call's name is known: it is held with the call until the call ends.
+    fn commit(&mut self, name: String, id: Option<String>, _out: &mut Parsed) {
         self.engine_content.call_started();
         self.committed = true;
         self.pending.clear();
-        out.start_call(self.index(), name, id);
-        if !self.early_args.is_empty() {
-            let early = std::mem::take(&mut self.early_args);
-            out.args(self.index(), &early);
-            self.args_sent = true;
-        }
+        self.name = Some((name, id));
     }
 
-    fn send_args(&mut self, text: &str, out: &mut Parsed) {
-        if text.is_empty() {
-            return;
-        }
-        if self.committed {
-            out.args(self.index(), text);
-            self.args_sent = true;
-        } else {
-            self.early_args.push_str(text);
-        }
+    fn send_args(&mut self, text: &str, _out: &mut Parsed) {
+        self.args.push_str(text);
     }
 
-    /// The current call is complete: a call without arguments gets `{}`.
+    /// The current call is complete: it is sent, name and arguments in one delta, when its
+    /// arguments are valid JSON (none at all are `{}`); a call whose arguments are not (cut
+    /// off, or broken) is dropped, as vLLM's one-shot parsers drop it, so no client is handed
+    /// arguments its JSON reader rejects.
     fn end_call(&mut self, out: &mut Parsed) {
-        if self.committed && !self.args_sent {
-            out.args(self.index(), "{}");
+        let args = std::mem::take(&mut self.args);
+        if let (true, Some((name, id))) = (self.committed, self.name.take()) {
+            let args = if args.trim().is_empty() {
+                "{}".to_string()
+            } else {
+                args
+            };
+            if serde_json::from_str::<serde::de::IgnoredAny>(&args).is_ok() {
+                out.start_call(self.calls, name, id);
+                out.args(self.calls, &args);
+                self.calls += 1;
+            }
         }
         self.committed = false;
-        self.args_sent = false;
+        self.name = None;
     }
 
     /// Appends content: kimi_k2 (which vLLM runs on its parser engine) as the engine streams
@@ -271,9 +280,8 @@ impl MarkedParser {
     fn malformed(&mut self, out: &mut Parsed) {
         let pending = std::mem::take(&mut self.pending);
         self.push_content(&pending, out);
-        if !self.early_args.is_empty() {
-            self.early_args.clear();
-        }
+        self.args.clear();
+        self.name = None;
         self.committed = false;
         self.in_array = false;
         self.mode = Mode::Content { at_start: false };
