@@ -330,14 +330,26 @@ impl Scan for MarkedParser {
 }
 
 impl MarkedParser {
-    /// Kimi K2 writes `functions.NAME:IDX` and uses it as the call id.
-    fn call_name(&self, raw: &str) -> (String, Option<String>) {
-        if self.family == MarkedFamily::KimiK2 {
-            let base = raw.split_once('.').map_or(raw, |(_, r)| r);
-            let name = base.rsplit_once(':').map_or(base, |(n, _)| n);
-            return (name.to_string(), Some(raw.to_string()));
+    /// Kimi K2 writes `functions.NAME:IDX` and uses it as the call id. As vLLM's parser
+    /// engine reads it (`_TOOL_ID_RE`, `.+:\d+`): the id runs to the digits after the last
+    /// `:` that has some, the name is the id up to its first `:` without `functions.`.
+    /// `None`: no such header (a bare `0`, no counter), and vLLM drops the call.
+    fn call_name(&self, raw: &str) -> Option<(String, Option<String>)> {
+        if self.family != MarkedFamily::KimiK2 {
+            return Some((raw.to_string(), None));
         }
-        (raw.to_string(), None)
+        let b = raw.as_bytes();
+        let colon = (1..b.len())
+            .rev()
+            .find(|&p| b[p] == b':' && b.get(p + 1).is_some_and(u8::is_ascii_digit))?;
+        let digits = b[colon + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let id = &raw[..colon + 1 + digits];
+        let head = id.split(':').next().unwrap_or_default();
+        let name = head.strip_prefix("functions.").unwrap_or(head);
+        Some((name.to_string(), Some(id.to_string())))
     }
 }
 
@@ -348,14 +360,8 @@ impl ToolParser for MarkedParser {
 
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
-        if self.committed {
-            if self.mode == Mode::Object(ObjPhase::ArgsString) {
-                // Cut off inside string arguments: what was written, as written.
-                let raw = std::mem::take(&mut self.token);
-                self.send_args(&raw, out);
-            }
-            self.end_call(out);
-        }
+        // A call cut off here is sent only if what it has is whole, valid JSON.
+        self.end_call(out);
         if self.family == MarkedFamily::KimiK2 && self.mode == Mode::Section {
             // Inside kimi_k2's tool preamble (see `step_section`): nothing more is content.
             self.pending.clear();

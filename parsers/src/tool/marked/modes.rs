@@ -217,9 +217,13 @@ impl MarkedParser {
         };
         let avail = found.unwrap_or(rest.len() - crate::partial_suffix(rest, sep));
         let limit = MAX_NAME + prefix.len();
-        if let Some(cut) =
-            crate::tool::name_cut(self.token.len(), &rest[..avail], limit, |c| c == '\n')
-        {
+        // A newline ends a name, except Kimi K2's, whose header may end with one.
+        let bad: fn(char) -> bool = if self.family == MarkedFamily::KimiK2 {
+            |_| false
+        } else {
+            |c| c == '\n'
+        };
+        if let Some(cut) = crate::tool::name_cut(self.token.len(), &rest[..avail], limit, bad) {
             self.pending.push_str(&rest[..cut]);
             self.malformed(out);
             return Flow::Next(i + cut);
@@ -238,7 +242,13 @@ impl MarkedParser {
         let raw = std::mem::take(&mut self.token);
         let raw = raw.trim();
         let raw = raw.strip_prefix(prefix).unwrap_or(raw);
-        let (name, id) = self.call_name(raw);
+        let Some((name, id)) = self.call_name(raw) else {
+            // vLLM drops a call whose header it cannot read, text and all.
+            self.pending.clear();
+            self.committed = false;
+            self.mode = Mode::AfterCall;
+            return Flow::Next(i + found + sep.len());
+        };
         if name.is_empty()
             || name.len() > MAX_NAME
             || name.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')
