@@ -306,6 +306,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
+        name: "granite-20b-fc",
+        help: "Granite-20B-FunctionCalling: <function_call> {\"name\", \"arguments\"}, repeated",
+        model_patterns: &["granite-20b-functioncalling", "granite-20b-fc"],
+        make: |_| marked(MarkedFamily::Granite20bFc),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::NotYet,
+    },
+    ToolEntry {
         name: "llama4_json",
         help: "Llama 4 with JSON calls: llama3_json's format (vLLM's second name for it)",
         model_patterns: &[],

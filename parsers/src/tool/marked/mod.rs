@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
+//! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
 //! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
@@ -33,6 +34,8 @@ pub enum MarkedFamily {
     /// LongCat-Flash: hermes between `<longcat_tool_call>` tags (vLLM's `longcat` subclasses
     /// hermes).
     LongCat,
+    /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
+    Granite20bFc,
     Llama3Json,
     Mistral,
     DeepseekV3,
@@ -77,6 +80,12 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<longcat_tool_call>",
                 call_end: Some("</longcat_tool_call>"),
+                form: CallForm::Object,
+            },
+            MarkedFamily::Granite20bFc => Spec {
+                section: None,
+                call_start: "<function_call>",
+                call_end: None,
                 form: CallForm::Object,
             },
             MarkedFamily::Llama3Json => Spec {
