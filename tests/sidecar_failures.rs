@@ -12,7 +12,7 @@ use common::sidecar::*;
 use llm_render::engine::{protocol, Engine as Client, EngineConfig};
 use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -126,15 +126,7 @@ fn a_client_that_disconnects_aborts_the_engine_within_100_ms() {
         end: End::Stall,
         ..Script::default()
     });
-    let addr = base.trim_start_matches("http://").to_string();
-    let body = chat(json!({"stream": true})).to_string();
-    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        sock,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
+    let mut sock = raw_stream_request(&base, &chat(json!({"stream": true})));
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     while !String::from_utf8_lossy(&got).contains("data: ") {
@@ -233,19 +225,11 @@ fn a_client_that_stops_reading_holds_the_engine_back_instead_of_growing_memory()
     // stall timeout) gives up on it.
     let stall = Duration::from_secs(4);
     let (engine, base) = setup_engine(script, "vllm", "none", |c| c.stall_timeout = stall);
-    let addr = base.trim_start_matches("http://").to_string();
     let body = chat(
         json!({"stream": true, "max_tokens": 40_000, "logprobs": true,
                            "top_logprobs": 20}),
-    )
-    .to_string();
-    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        sock,
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
+    );
+    let mut sock = raw_stream_request(&base, &body);
     // The client reads nothing: once the socket buffers and the 16-chunk channel are full,
     // the engine's stream must stop moving.
     let sent = || engine.record.lock().unwrap().sent_bytes;

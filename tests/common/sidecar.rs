@@ -137,3 +137,19 @@ pub fn metric(base: &str, name: &str) -> f64 {
         .map(|v| v.trim().parse().unwrap())
         .unwrap_or(f64::NAN)
 }
+
+/// A streamed chat request written by hand on its own connection, for tests that control
+/// when (and whether) the client reads.
+pub fn raw_stream_request(base: &str, body: &Value) -> std::net::TcpStream {
+    use std::io::Write;
+    let addr = base.trim_start_matches("http://");
+    let body = body.to_string();
+    let mut sock = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        sock,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    sock
+}

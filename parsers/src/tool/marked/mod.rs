@@ -242,14 +242,14 @@ impl MarkedParser {
     }
 
     /// The call's name is known: it is held with the call until the call ends.
-    fn commit(&mut self, name: String, id: Option<String>, _out: &mut Parsed) {
+    fn commit(&mut self, name: String, id: Option<String>) {
         self.engine_content.call_started();
         self.committed = true;
         self.pending.clear();
         self.name = Some((name, id));
     }
 
-    fn send_args(&mut self, text: &str, _out: &mut Parsed) {
+    fn send_args(&mut self, text: &str) {
         self.args.push_str(text);
     }
 

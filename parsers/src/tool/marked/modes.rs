@@ -256,7 +256,7 @@ impl MarkedParser {
             self.malformed(out);
             return Flow::Next(i + found + sep.len());
         }
-        self.commit(name, id, out);
+        self.commit(name, id);
         self.scan = ValueScan::default();
         self.mode = Mode::Args;
         Flow::Next(i + found + sep.len())
@@ -301,7 +301,7 @@ impl MarkedParser {
                 }
             }
         }
-        self.send_args(&text[i..j], out);
+        self.send_args(&text[i..j]);
         if ended {
             self.end_call(out);
             self.mode = Mode::AfterCall;

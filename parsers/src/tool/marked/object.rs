@@ -105,7 +105,7 @@ impl MarkedParser {
                     ObjPhase::Name | ObjPhase::ArgsString => self.token.push(c),
                     ObjPhase::Args => {
                         let mut b = [0u8; 4];
-                        self.send_args(c.encode_utf8(&mut b), out);
+                        self.send_args(c.encode_utf8(&mut b));
                     }
                     _ => {}
                 }
@@ -120,7 +120,7 @@ impl MarkedParser {
                         self.malformed(out);
                         return false;
                     }
-                    self.commit(name, None, out);
+                    self.commit(name, None);
                     self.mode = Mode::Object(ObjPhase::After);
                 }
                 true
@@ -134,8 +134,8 @@ impl MarkedParser {
                         serde_json::from_str::<serde_json::Value>(t).is_ok_and(|v| v.is_object())
                     });
                     match unwrapped {
-                        Some(object) => self.send_args(object.trim(), out),
-                        None => self.send_args(&raw, out),
+                        Some(object) => self.send_args(object.trim()),
+                        None => self.send_args(&raw),
                     }
                     self.mode = Mode::Object(ObjPhase::After);
                 }
@@ -145,7 +145,7 @@ impl MarkedParser {
                 Step::More | Step::Last => {
                     if phase == ObjPhase::Args {
                         let mut b = [0u8; 4];
-                        self.send_args(c.encode_utf8(&mut b), out);
+                        self.send_args(c.encode_utf8(&mut b));
                     }
                     if self.scan.done() {
                         self.mode = Mode::Object(ObjPhase::After);
