@@ -117,9 +117,12 @@ pub struct GenerationConfig {
     pub max_new_tokens: Option<u64>,
 }
 
-/// `config.json`: only the context length is used.
+/// `config.json`: the context length, the image token and the model type.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ModelConfig {
+    /// `gpt_oss` renders in Harmony (`harmony.rs`).
+    #[serde(default)]
+    pub model_type: Option<String>,
     #[serde(default)]
     pub max_position_embeddings: Option<u64>,
     #[serde(default)]

@@ -15,6 +15,7 @@
 mod architecture;
 mod bundle;
 mod config;
+mod harmony;
 mod registry;
 
 pub use architecture::{dtype_bytes, Architecture, KvLayout};
@@ -26,6 +27,7 @@ use crate::media::QwenVlProcessor;
 use crate::template::{ChatTemplates, TemplateLoadError};
 use crate::tokenize::{Encoder, EncoderOptions, TextDecoder};
 use bundle::{embedded, Bundle};
+pub use harmony::Harmony;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -110,6 +112,9 @@ pub struct Model {
     pub image_token_id: Option<u32>,
     /// Embedding width and KV-cache size per token, from `config.json` (`llm-render audit`).
     pub architecture: Option<Architecture>,
+    /// Set for a Harmony model (gpt-oss), whose chats render in that format rather than
+    /// through a chat template.
+    pub harmony: Option<Harmony>,
 }
 
 impl std::fmt::Debug for Model {
@@ -170,7 +175,9 @@ impl Model {
         let image_token_id = model_config
             .image_token_id
             .or_else(|| tokenizer.token_to_id("<|image_pad|>"));
+        let harmony = Harmony::detect(model_config.model_type.as_deref(), &tokenizer);
         Ok(Model {
+            harmony,
             image_processor,
             image_token_id,
             architecture,

@@ -63,11 +63,13 @@ pub fn generate_request(
 ) -> Result<GenerateRequest, RequestError> {
     // vLLM: offsets only for text prompts (its renderer has none with multimodal data),
     // computed on the whole prompt and cut with it.
-    let mut token_offsets = if req.return_token_offsets && rendered.features.is_none() {
-        model.token_offsets(&rendered.prompt, &rendered.token_ids, false)
-    } else {
-        None
-    };
+    // vLLM's Harmony render has none either (its engine input carries no prompt text).
+    let mut token_offsets =
+        if req.return_token_offsets && rendered.features.is_none() && model.harmony.is_none() {
+            model.token_offsets(&rendered.prompt, &rendered.token_ids, false)
+        } else {
+            None
+        };
     let len = rendered.token_ids.len();
     let keep = super::truncate_prompt(
         model,
@@ -139,6 +141,9 @@ pub fn render_chat_prompt(
             "messages",
             "messages must contain at least one message",
         ));
+    }
+    if let Some(harmony) = &model.harmony {
+        return super::harmony::render_prompt(model, harmony, req);
     }
     let mut kwargs = req.chat_template_kwargs.clone().unwrap_or_default();
     if let Some(k) = RESERVED_KWARGS.iter().find(|k| kwargs.contains_key(**k)) {

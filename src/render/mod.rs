@@ -3,6 +3,7 @@
 //!
 //! * `chat.rs`: `/v1/chat/completions/render`;
 //! * `completion.rs`: `/v1/completions/render`;
+//! * `harmony.rs`: chats for gpt-oss, in its Harmony format rather than a template;
 //! * `anthropic.rs` / `responses.rs`: `/v1/messages/render` and `/v1/responses/render`, as the
 //!   chat requests vLLM makes of them;
 //! * `sampling.rs`: vLLM's `SamplingParams` from the request and the model's defaults;
@@ -15,6 +16,7 @@ pub mod anthropic;
 pub mod cancel;
 pub mod chat;
 pub mod completion;
+mod harmony;
 pub mod multimodal;
 mod options;
 mod parse_context;

@@ -29,6 +29,7 @@ struct ModelSeries {
     tokenize: Histogram,
     native: IntCounter,
     minijinja: IntCounter,
+    harmony: IntCounter,
 }
 
 pub struct Metrics {
@@ -178,6 +179,7 @@ impl Metrics {
             tokenize: self.tokenize_seconds.with_label_values(&[model]),
             native: self.engine_series(model, TemplateEngine::Native),
             minijinja: self.engine_series(model, TemplateEngine::Minijinja),
+            harmony: self.engine_series(model, TemplateEngine::Harmony),
         }
     }
 
@@ -223,6 +225,7 @@ impl Metrics {
         match timings.template_engine {
             Some(TemplateEngine::Native) => m.native.inc(),
             Some(TemplateEngine::Minijinja) => m.minijinja.inc(),
+            Some(TemplateEngine::Harmony) => m.harmony.inc(),
             None => {}
         }
     }

@@ -7,13 +7,15 @@
 //! * `env/`: the minijinja environment set up as transformers' Jinja2 sandbox, with Python's
 //!   printing, string methods and types;
 //! * `pyjson.rs`: Python's `json.dumps` (the `tojson` filter);
-//! * `native/`: known templates written out in Rust, attached to their exact sources.
+//! * `native/`: known templates written out in Rust, attached to their exact sources;
+//! * `harmony/`: gpt-oss's Harmony format, which replaces the template for those models.
 //!
 //! Below `model` (which compiles a snapshot's templates) and `render` (which runs them); it
 //! imports neither.
 
 mod chat_templates;
 pub mod env;
+pub mod harmony;
 pub mod messages;
 pub mod native;
 pub mod pyjson;
@@ -27,6 +29,8 @@ pub enum TemplateEngine {
     /// A Rust rendering of the exact template source ([`native`]).
     Native,
     Minijinja,
+    /// gpt-oss's Harmony format, which has no template ([`harmony`]).
+    Harmony,
 }
 
 impl TemplateEngine {
@@ -34,6 +38,7 @@ impl TemplateEngine {
         match self {
             TemplateEngine::Native => "native",
             TemplateEngine::Minijinja => "minijinja",
+            TemplateEngine::Harmony => "harmony",
         }
     }
 }
