@@ -6,12 +6,14 @@
 //! (a property test checks every chunking). Markers split across chunks are held back until
 //! they resolve, and nothing is lost at the end of the stream.
 
+mod harmony;
 pub mod pyjson;
 pub mod pystr;
 mod reasoning;
 mod registry;
 pub mod tool;
 
+pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,

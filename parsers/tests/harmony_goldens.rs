@@ -1,0 +1,125 @@
+//! The Harmony (gpt-oss) output parser against vLLM 0.32's own `HarmonyParser`, run in
+//! process by `scripts/gen_harmony_derender_goldens.py` over vLLM's, openai-harmony's and
+//! our own broken outputs (each case names its source), with the three parser setups vLLM
+//! composes: reasoning and tool parser, tool parser only, reasoning parser only.
+//!
+//! Ours equals vLLM's one-shot result (`parse`) in every case, parsed one shot and in every
+//! chunking. vLLM's stream differs from its own one-shot result in three ways, which ours
+//! does not follow (one code path for both): it sends arguments as written where one-shot
+//! re-serializes them, joins messages of one kind without the `\n` one-shot puts between
+//! them, and streams the text of a non-assistant message one-shot drops. The test checks
+//! that every case where vLLM's stream differs is one of those.
+
+mod common;
+use common::chunkings;
+use llm_render_parsers::{HarmonyParser, Parsed};
+use serde_json::{json, Value};
+
+fn goldens() -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/goldens/derender/harmony.jsonl"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+const SETUPS: [(&str, bool, bool); 3] = [
+    ("both", true, true),
+    ("tools", false, true),
+    ("reasoning", true, false),
+];
+
+/// Our result over `chunks`, in the goldens' shape.
+fn run(reasoning: bool, tools: bool, chunks: &[&str]) -> Value {
+    let mut p = HarmonyParser::new(reasoning, tools);
+    let (mut r, mut out) = (String::new(), Parsed::default());
+    for c in chunks {
+        p.push(c, &mut r, &mut out);
+    }
+    p.finish(&mut r, &mut out);
+    let none_if_empty = |s: String| if s.is_empty() { Value::Null } else { s.into() };
+    let calls: Vec<Value> = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    json!({"reasoning": none_if_empty(r), "content": none_if_empty(out.content), "calls": calls})
+}
+
+#[test]
+fn every_case_equals_vllm_one_shot() {
+    let cases = goldens();
+    assert!(cases.len() >= 100, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let id = case["id"].as_str().unwrap_or_default();
+        let text = case["text"].as_str().unwrap_or_default();
+        for (setup, reasoning, tools) in SETUPS {
+            let ours = run(reasoning, tools, &[text]);
+            for chunks in chunkings(text) {
+                assert_eq!(
+                    run(reasoning, tools, &chunks),
+                    ours,
+                    "{setup} {id}: chunked {chunks:?}"
+                );
+            }
+            let want = &case["nonstream"][setup];
+            if &ours != want {
+                failures.push(format!("{setup} {id}:\n  want {want}\n  got  {ours}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// A result with the three stream/one-shot differences taken out: newlines dropped from
+/// reasoning and content, arguments parsed where they are JSON.
+fn without_stream_differences(v: &Value) -> Value {
+    let text = |k: &str| v[k].as_str().map(|s| s.replace('\n', ""));
+    let calls: Vec<Value> = v["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let args = c["arguments"].as_str().unwrap_or_default();
+            let args = serde_json::from_str::<Value>(args).unwrap_or_else(|_| args.into());
+            json!({"name": c["name"], "arguments": args})
+        })
+        .collect();
+    json!({"reasoning": text("reasoning"), "content": text("content"), "calls": calls})
+}
+
+#[test]
+fn vllm_stream_differs_only_in_the_listed_ways() {
+    let mut differing = 0;
+    for case in &goldens() {
+        let id = case["id"].as_str().unwrap_or_default();
+        let text = case["text"].as_str().unwrap_or_default();
+        for (setup, _, _) in SETUPS {
+            let (one_shot, stream) = (&case["nonstream"][setup], &case["stream"][setup]);
+            if one_shot == stream {
+                continue;
+            }
+            differing += 1;
+            let explained = without_stream_differences(one_shot)
+                == without_stream_differences(stream)
+                || text.contains("<|start|>user");
+            assert!(
+                explained,
+                "{setup} {id}: vLLM's stream {stream} vs one-shot {one_shot}"
+            );
+        }
+    }
+    assert!(
+        differing > 0,
+        "the goldens should show vLLM's stream differences"
+    );
+}
