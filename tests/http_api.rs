@@ -141,6 +141,10 @@ fn health_models_and_metrics() {
         "{parsers:?}"
     );
     assert_eq!(
+        models["data"][0]["parsers_chosen_by"],
+        "qwen3: the model name contains \"qwen3\"; hermes: the model name contains \"qwen\""
+    );
+    assert_eq!(
         parsers[1],
         (&json!(null), &json!("llama3_json")),
         "{parsers:?}"

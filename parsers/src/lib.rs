@@ -18,7 +18,7 @@ pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,
     tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, ToolGrammar,
-    REASONING_PARSERS, TOOL_PARSERS,
+    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

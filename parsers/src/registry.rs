@@ -8,7 +8,7 @@ use crate::tool::{
     MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
     XmlParser,
 };
-use crate::{TagReasoningParser, TagSpec};
+use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -20,7 +20,9 @@ pub struct ReasoningEntry {
     pub help: &'static str,
     /// Lower-case substrings of a model name that pick this family for `auto`.
     pub model_patterns: &'static [&'static str],
-    pub make: fn() -> TagReasoningParser,
+    /// Its tag parser; `None` for gpt-oss's `openai_gptoss`, whose reasoning the Harmony
+    /// parser reads (with the calls, as vLLM runs both as one parser for gpt-oss).
+    pub make: fn() -> Option<TagReasoningParser>,
     /// vLLM's parser sets `skip_special_tokens: false` on every request (its parser-engine
     /// adapters' `adjust_request`).
     pub keeps_special_tokens: bool,
@@ -105,7 +107,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "DeepSeek-R1: <think>…</think>, the template writes <think>",
         model_patterns: &["deepseek-r1"],
         // R1's templates end the generation prompt with "<think>\n".
-        make: || tags("<think>", "</think>", true),
+        make: || Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
@@ -116,7 +118,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false),
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -126,7 +128,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's seed_oss is its qwen3 engine with Seed's tags.
         make: || {
             let bounds = ["<seed:bos>", "<seed:eos>"];
-            engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false)
+            Some(engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false))
         },
         keeps_special_tokens: true,
     },
@@ -135,7 +137,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
-        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true),
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -143,21 +145,21 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "MiMo-V2: qwen3's <think>…</think>",
         model_patterns: &["mimo-v2"],
         // vLLM's mimo reasoning is its qwen3 engine unchanged.
-        make: || engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false),
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
-        make: || engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true),
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "glm45",
         help: "GLM-4.5/4.6: vLLM's second name for glm47",
         model_patterns: &[],
-        make: || engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true),
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -165,49 +167,56 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Kimi K2 thinking: <think>…</think>; the tool-calls section also ends it",
         // Kimi-K2-Instruct does not think: only the thinking models pick it.
         model_patterns: &["kimi-k2-thinking"],
-        make: || engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true),
+        make: || Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "minimax_m2",
         help: "MiniMax-M2: <think>…</think>; <minimax:tool_call> also ends it",
         model_patterns: &["minimax-m2", "minimax_m2"],
-        make: || engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true),
+        make: || Some(engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
-        make: || engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true),
+        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "holo2",
         help: "Holo2: DeepSeek-R1's <think>…</think>",
         model_patterns: &["holo2"],
-        make: || tags("<think>", "</think>", true),
+        make: || Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "olmo3",
         help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
         model_patterns: &["olmo-3", "olmo3"],
-        make: || tags("<think>", "</think>", true),
+        make: || Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "hy_v4",
         help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning",
         model_patterns: &[],
-        make: || tags("<think>", "</think>", true),
+        make: || Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "mistral",
         help: "Magistral: [THINK]…[/THINK]",
         model_patterns: &["magistral"],
-        make: || tags("[THINK]", "[/THINK]", false),
+        make: || Some(tags("[THINK]", "[/THINK]", false)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: HARMONY_REASONING,
+        help: "gpt-oss (Harmony): the analysis channel; read with the calls by one parser",
+        model_patterns: &["gpt-oss", "gpt_oss"],
+        make: || None,
         keeps_special_tokens: true,
     },
 ];
@@ -377,7 +386,20 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         keeps_special_tokens: true,
         grammar: ToolGrammar::NotYet,
     },
+    ToolEntry {
+        name: HARMONY_TOOLS,
+        help: "gpt-oss (Harmony): <|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>",
+        model_patterns: &["gpt-oss", "gpt_oss"],
+        make: |_| AnyToolParser::Harmony(HarmonyParser::new(false, true)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::NotYet,
+    },
 ];
+
+/// gpt-oss's parser names (vLLM's `--reasoning-parser openai_gptoss`,
+/// `--tool-call-parser openai`); for a Harmony model either one runs [`HarmonyParser`].
+pub const HARMONY_REASONING: &str = "openai_gptoss";
+pub const HARMONY_TOOLS: &str = "openai";
 
 fn marked(family: MarkedFamily) -> AnyToolParser {
     AnyToolParser::Marked(MarkedParser::new(family))
@@ -426,7 +448,7 @@ pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
         let (start, end) = pair.split_once(',')?;
         return Some(tags(start, end, false));
     }
-    reasoning_parser_for_model(name).map(|e| (e.make)())
+    reasoning_parser_for_model(name).and_then(|e| (e.make)())
 }
 
 /// A tool parser by vLLM name; `None` for an unknown name.
@@ -445,6 +467,7 @@ pub enum AnyToolParser {
     Marked(MarkedParser),
     Xml(XmlParser),
     Pythonic(PythonicParser),
+    Harmony(HarmonyParser),
 }
 
 impl AnyToolParser {
@@ -467,6 +490,8 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.push(text, out),
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
+            // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
+            AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
         }
     }
 
@@ -475,6 +500,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.finish(out),
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
+            AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
     }
 }
@@ -523,6 +549,7 @@ mod tests {
         assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
         assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
         assert_eq!(tool("gpt2"), None);
+        assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
         let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
         assert_eq!(
             reasoning("deepseek-ai/DeepSeek-R1-Distill-Qwen3-8B"),
@@ -543,7 +570,10 @@ mod tests {
         for e in TOOL_PARSERS {
             assert!(tool_parser(e.name, Arc::default()).is_some(), "{}", e.name);
         }
-        for e in REASONING_PARSERS {
+        for e in REASONING_PARSERS
+            .iter()
+            .filter(|e| e.name != HARMONY_REASONING)
+        {
             assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
         }
         assert!(reasoning_parser("tags:<r>,</r>").is_some());

@@ -96,3 +96,15 @@ pub fn reasoning_json(parser: &str, chunks: &[&str]) -> Value {
     p.finish(&mut out);
     json!({"content": out.content, "reasoning": out.reasoning})
 }
+
+/// The JSON lines of `fixtures/goldens/derender/<file>`.
+pub fn golden_lines(file: &str) -> Vec<Value> {
+    let path = format!(
+        "{}/../fixtures/goldens/derender/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}

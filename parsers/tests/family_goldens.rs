@@ -8,20 +8,13 @@
 //! must equal `ours`.
 
 mod common;
-use common::{chunkings, reasoning_json, tools_json};
+use common::{chunkings, golden_lines, reasoning_json, tools_json};
 use llm_render_parsers::ToolSchemas;
 use serde_json::Value;
 use std::sync::Arc;
 
 fn goldens() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../fixtures/goldens/derender/parser_families.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    golden_lines("parser_families.jsonl")
 }
 
 #[test]

@@ -11,19 +11,12 @@
 //! that every case where vLLM's stream differs is one of those.
 
 mod common;
-use common::chunkings;
+use common::{chunkings, golden_lines};
 use llm_render_parsers::{HarmonyParser, Parsed};
 use serde_json::{json, Value};
 
 fn goldens() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../fixtures/goldens/derender/harmony.jsonl"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    golden_lines("harmony.jsonl")
 }
 
 const SETUPS: [(&str, bool, bool); 3] = [
@@ -122,4 +115,43 @@ fn vllm_stream_differs_only_in_the_listed_ways() {
         differing > 0,
         "the goldens should show vLLM's stream differences"
     );
+}
+
+/// Cuts `text` at char boundaries into pieces of sizes from `sizes` (cycled).
+fn cut<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
+    let (mut out, mut i, mut k) = (Vec::new(), 0, 0);
+    while i < text.len() {
+        let mut j = (i + sizes[k % sizes.len()]).min(text.len());
+        while !text.is_char_boundary(j) {
+            j += 1;
+        }
+        out.push(&text[i..j]);
+        i = j;
+        k += 1;
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// Any mix of Harmony's markers, header words, JSON and multi-byte text streams as it
+    /// parses one shot, in every setup (and never panics).
+    #[test]
+    fn any_output_streams_like_one_shot(
+        pieces in proptest::collection::vec(proptest::sample::select(&[
+            "<|start|>", "assistant", "user", "<|channel|>", "analysis", "final", "commentary",
+            " to=functions.f", " to=python", "to=", " <|constrain|>json", " json", "<|message|>",
+            "<|end|>", "<|call|>", "<|return|>", "<|endoftext|>", "<|", "|>", "<", "{\"a\": 1}",
+            "{", "\"é\"", "🤖", "\n", " ", "x", "functions.", ".",
+        ][..]), 0..30),
+        sizes in proptest::collection::vec(1usize..9, 1..5),
+    ) {
+        let text: String = pieces.concat();
+        for (_, reasoning, tools) in SETUPS {
+            let one = run(reasoning, tools, &[&text]);
+            proptest::prop_assert_eq!(&run(reasoning, tools, &cut(&text, &[1])), &one, "{:?}", text);
+            proptest::prop_assert_eq!(&run(reasoning, tools, &cut(&text, &sizes)), &one, "{:?}", text);
+        }
+    }
 }

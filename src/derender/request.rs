@@ -18,7 +18,7 @@ use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::{
     reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
-    TagReasoningParser, ToolSchemas,
+    HarmonyParser, TagReasoningParser, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -118,18 +118,56 @@ impl Default for DerenderConfig {
 impl DerenderConfig {
     /// The reasoning and tool-call parsers this server runs for `model` (the tool parser
     /// for requests that declare tools), by name: what `auto` resolves to, or the setting.
-    pub fn parser_names<'a>(&'a self, model: &str) -> (Option<&'a str>, Option<&'a str>) {
+    /// A Harmony model (gpt-oss) gets gpt-oss's two parsers under `auto`, whatever its name.
+    pub fn parser_names<'a>(&'a self, model: &Model) -> (Option<&'a str>, Option<&'a str>) {
+        let harmony = model.harmony.is_some();
         let reasoning = match self.reasoning_parser.as_str() {
             "none" => None,
-            "auto" => reasoning_parser_for_model(model).map(|e| e.name),
+            "auto" if harmony => Some(HARMONY_REASONING),
+            "auto" => reasoning_parser_for_model(&model.name).map(|e| e.name),
             name => Some(name),
         };
         let tools = match self.tool_call_parser.as_str() {
             "none" => None,
-            "auto" => tool_parser_for_model(model).map(|e| e.name),
+            "auto" if harmony => Some(HARMONY_TOOLS),
+            "auto" => tool_parser_for_model(&model.name).map(|e| e.name),
             name => Some(name),
         };
         (reasoning, tools)
+    }
+
+    /// Why [`DerenderConfig::parser_names`] gives what it gives (`/v1/models`).
+    pub fn parsers_chosen_by(&self, model: &Model) -> Option<String> {
+        let settings = [&self.reasoning_parser, &self.tool_call_parser];
+        let mut why = Vec::new();
+        if settings
+            .iter()
+            .any(|s| !matches!(s.as_str(), "auto" | "none"))
+        {
+            why.push("--reasoning-parser / --tool-call-parser".to_string());
+        }
+        if settings.iter().any(|s| s.as_str() == "auto") {
+            if let Some(h) = &model.harmony {
+                why.push(format!("gpt-oss: {}", h.detected_by));
+            } else {
+                let name = model.name.to_ascii_lowercase();
+                let reasoning = reasoning_parser_for_model(&name)
+                    .map(|e| (e.name, e.model_patterns))
+                    .filter(|_| self.reasoning_parser == "auto");
+                let tools = tool_parser_for_model(&name)
+                    .map(|e| (e.name, e.model_patterns))
+                    .filter(|_| self.tool_call_parser == "auto");
+                for (parser, patterns) in reasoning.into_iter().chain(tools) {
+                    let hit = patterns
+                        .iter()
+                        .find(|p| name.contains(*p))
+                        .unwrap_or(&parser);
+                    why.push(format!("{parser}: the model name contains {hit:?}"));
+                }
+            }
+        }
+        let (reasoning, tools) = self.parser_names(model);
+        (reasoning.is_some() || tools.is_some()).then(|| why.join("; "))
     }
 }
 
@@ -332,7 +370,7 @@ pub fn options(
     req: &Map<String, Value>,
 ) -> Options {
     let parsed = kind == Kind::Chat && {
-        let (reasoning, tools) = cfg.parser_names(&model.name);
+        let (reasoning, tools) = cfg.parser_names(model);
         reasoning.is_some() || tools.is_some()
     };
     // vLLM's derender keeps special tokens wherever a parser is configured, so the parsers
@@ -382,6 +420,16 @@ pub fn new_choice(
     .with_min_tokens(req.get("min_tokens").and_then(Value::as_u64).unwrap_or(0));
     if kind == Kind::Completion {
         return ChoiceState::new(index, stops, None, None);
+    }
+    if model.harmony.is_some() {
+        // vLLM's `_compose_parser`: a gpt-oss model gets its Harmony parser whenever a
+        // reasoning or tool parser is set; calls only for requests that ask for them.
+        let (reasoning, tools) = cfg.parser_names(model);
+        let choice = ChoiceState::new(index, stops, None, None);
+        return match (reasoning.is_some(), tools.is_some() && wants_tools(req)) {
+            (false, false) if tools.is_none() => choice,
+            (r, t) => choice.with_harmony(HarmonyParser::new(r, t)),
+        };
     }
     let reasoning = reasoning_for(&cfg.reasoning_parser, model, req);
     let tools = tool_parser_name(&cfg.tool_call_parser, model, req)

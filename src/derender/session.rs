@@ -1,5 +1,6 @@
 //! One choice's derender pipeline, shared by streaming and one-shot derender:
-//! token IDs → incremental detokenizer → stop strings → reasoning parser → tool parser.
+//! token IDs → incremental detokenizer → stop strings → reasoning parser → tool parser (or,
+//! for a Harmony model, the Harmony parser, which reads both).
 //!
 //! Everything a choice needs between chunks is in [`ChoiceState`], which is small and
 //! serializable: the detokenizer window, the held text of the stop-string matcher and of the
@@ -10,8 +11,8 @@ use super::{DetokState, IncrementalDetokenizer, StopStrings};
 use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::{
-    AnyToolParser, Parsed, ReasoningParser, Split, TagReasoningParser, ToolCallDelta, ToolParser,
-    ToolSchemas,
+    AnyToolParser, HarmonyParser, Parsed, ReasoningParser, Split, TagReasoningParser,
+    ToolCallDelta, ToolParser, ToolSchemas,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -55,6 +56,10 @@ pub struct ChoiceState {
     reasoning: Option<TagReasoningParser>,
     #[serde(default)]
     tools: Option<AnyToolParser>,
+    /// For a Harmony model (gpt-oss), in place of both: vLLM runs its reasoning and tool
+    /// parser as one there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    harmony: Option<HarmonyParser>,
     /// Tool calls started so far.
     pub tool_calls: usize,
     /// Completion tokens consumed (up to and including a stop token).
@@ -95,6 +100,7 @@ impl ChoiceState {
             stops,
             reasoning,
             tools,
+            harmony: None,
             tool_calls: 0,
             tokens: 0,
             role_sent: false,
@@ -103,6 +109,14 @@ impl ChoiceState {
             logprob_offset: 0,
             replay: None,
         }
+    }
+
+    /// A choice of a Harmony model, read by the Harmony parser.
+    pub fn with_harmony(mut self, parser: HarmonyParser) -> Self {
+        self.reasoning = None;
+        self.tools = None;
+        self.harmony = Some(parser);
+        self
     }
 
     /// The reasoning tags this choice splits by, if it parses reasoning.
@@ -114,7 +128,10 @@ impl ChoiceState {
     /// parser's mode and unfinished text, or text held for a stop string): what vLLM's
     /// window fields cannot carry.
     pub fn holds_text(&self) -> bool {
-        self.reasoning.is_some() || self.tools.is_some() || self.stops.is_active()
+        self.reasoning.is_some()
+            || self.tools.is_some()
+            || self.harmony.is_some()
+            || self.stops.is_active()
     }
 
     /// The detokenizer window.
@@ -178,34 +195,15 @@ impl ChoiceState {
         }
         self.detok = detok.state().clone();
 
-        let mut split = Split::default();
-        match self.reasoning.as_mut() {
-            Some(r) => {
-                r.push(&text, &mut split);
-                if ending {
-                    r.finish(&mut split);
-                }
-            }
-            None => split.content = text,
-        }
+        let (reasoning, parsed) = self.parse(text, ending);
         if !opts.hide_reasoning {
-            delta.reasoning = split.reasoning;
+            delta.reasoning = reasoning;
         }
-        match self.tools.as_mut() {
-            Some(t) => {
-                let mut parsed = Parsed::default();
-                t.push(&split.content, &mut parsed);
-                if ending {
-                    t.finish(&mut parsed);
-                }
-                if let Some(last) = parsed.calls.iter().map(|d| d.index + 1).max() {
-                    self.tool_calls = self.tool_calls.max(last);
-                }
-                delta.content = parsed.content;
-                delta.tool_calls = parsed.calls;
-            }
-            None => delta.content = split.content,
+        if let Some(last) = parsed.calls.iter().map(|d| d.index + 1).max() {
+            self.tool_calls = self.tool_calls.max(last);
         }
+        delta.content = parsed.content;
+        delta.tool_calls = parsed.calls;
         if ending {
             self.done = true;
             let reason = if stopped_by_id.is_some() || self.stops.stopped() {
@@ -229,5 +227,38 @@ impl ChoiceState {
             );
         }
         Ok(delta)
+    }
+
+    /// The parsers over the next text: its reasoning, and its content and calls.
+    fn parse(&mut self, text: String, ending: bool) -> (String, Parsed) {
+        let mut parsed = Parsed::default();
+        if let Some(h) = self.harmony.as_mut() {
+            let mut reasoning = String::new();
+            h.push(&text, &mut reasoning, &mut parsed);
+            if ending {
+                h.finish(&mut reasoning, &mut parsed);
+            }
+            return (reasoning, parsed);
+        }
+        let mut split = Split::default();
+        match self.reasoning.as_mut() {
+            Some(r) => {
+                r.push(&text, &mut split);
+                if ending {
+                    r.finish(&mut split);
+                }
+            }
+            None => split.content = text,
+        }
+        match self.tools.as_mut() {
+            Some(t) => {
+                t.push(&split.content, &mut parsed);
+                if ending {
+                    t.finish(&mut parsed);
+                }
+            }
+            None => parsed.content = split.content,
+        }
+        (split.reasoning, parsed)
     }
 }

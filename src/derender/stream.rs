@@ -271,7 +271,7 @@ fn from_vllm_fields(
             ),
         ));
     }
-    let (reasoning, tools) = cfg.parser_names(&model.name);
+    let (reasoning, tools) = cfg.parser_names(model);
     let parsed = kind == Kind::Chat && (reasoning.is_some() || tools.is_some());
     if parsed && req.chat_request.is_none() {
         return Err(RequestError::invalid(

@@ -26,6 +26,8 @@ const MARKERS: [&str; 7] = [
 /// A Harmony model's formatting-token IDs and its date setting.
 pub struct Harmony {
     ids: [(Special, u32); 5],
+    /// How it was recognised (`/v1/models`).
+    pub detected_by: &'static str,
     /// `VLLM_SYSTEM_START_DATE` at load time: the `Current date:` of every prompt. Unset,
     /// each render writes today's local date, as vLLM does.
     pub start_date: Option<String>,
@@ -55,6 +57,11 @@ impl Harmony {
         }
         Some(Harmony {
             ids,
+            detected_by: if declared {
+                "config.json model_type gpt_oss"
+            } else {
+                "Harmony tokens in the vocabulary"
+            },
             start_date: std::env::var("VLLM_SYSTEM_START_DATE")
                 .ok()
                 .filter(|d| !d.is_empty()),

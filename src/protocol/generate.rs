@@ -138,7 +138,7 @@ pub struct ModelCard {
     pub max_model_len: Option<u64>,
     /// **(ext)** `fastokens` when the fast encoder proved equal at load, else `tokenizers`.
     pub tokenizer_backend: &'static str,
-    /// **(ext)** The native rendering of the model's default chat template (`qwen3`,
+    /// **(ext)** `harmony` for gpt-oss (no template), else the native rendering of the model's default chat template (`qwen3`,
     /// `deepseek_v3`, `llama3_1`: `template::native::NATIVE_TEMPLATES`), or `null` when minijinja renders it (`--no-native-templates`, or a
     /// template without one).
     pub native_template: Option<&'static str>,
@@ -147,6 +147,10 @@ pub struct ModelCard {
     pub reasoning_parser: Option<String>,
     /// **(ext)** The tool-call parser derender runs for requests with `tools`, or `null`.
     pub tool_call_parser: Option<String>,
+    /// **(ext)** Why those parsers: `--reasoning-parser`/`--tool-call-parser` named them,
+    /// the model is gpt-oss (by `config.json` or by its vocabulary's Harmony tokens), or its
+    /// name contains a family's pattern (which); `null` when no parser runs.
+    pub parsers_chosen_by: Option<String>,
     /// **(ext)** With `--engine`: the engine's name for the model (`--engine-model`, else
     /// the served name); absent without an engine.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -420,7 +420,7 @@ pub fn models(st: &AppState) -> Json<ModelList> {
                     (a, b) => a.or(b),
                 };
             }
-            let (reasoning, tools) = st.config.derender.parser_names(&m.name);
+            let (reasoning, tools) = st.config.derender.parser_names(m);
             Some(ModelCard {
                 id: m.name.clone(),
                 object: "model",
@@ -433,13 +433,17 @@ pub fn models(st: &AppState) -> Json<ModelList> {
                     crate::tokenize::Backend::Fast => "fastokens",
                     crate::tokenize::Backend::Reference(_) => "tokenizers",
                 },
-                native_template: m
-                    .templates
-                    .select(false)
-                    .ok()
-                    .and_then(|s| s.native)
-                    .filter(|_| st.config.render.native_templates)
-                    .map(|t| t.name()),
+                native_template: match m.harmony {
+                    Some(_) => Some("harmony"),
+                    None => m
+                        .templates
+                        .select(false)
+                        .ok()
+                        .and_then(|s| s.native)
+                        .filter(|_| st.config.render.native_templates)
+                        .map(|t| t.name()),
+                },
+                parsers_chosen_by: st.config.derender.parsers_chosen_by(m),
                 reasoning_parser: reasoning.map(str::to_string),
                 tool_call_parser: tools.map(str::to_string),
                 engine_model,
