@@ -116,3 +116,33 @@ fn upstream_differs_only_in_tool_result_headers() {
         "only {same} renders equal upstream openai-harmony's"
     );
 }
+
+/// A folder is Harmony by `config.json` (`model_type: gpt_oss`) or, without a config, by
+/// its vocabulary; a config naming another type wins over the vocabulary.
+#[test]
+fn harmony_is_recognised_by_config_or_vocabulary() {
+    let dir = std::env::temp_dir().join(format!("harmony-detect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["tokenizer.json.gz", "tokenizer_config.json"] {
+        std::fs::copy(fixtures().join("models/gpt_oss").join(f), dir.join(f)).unwrap();
+    }
+    let load = || Model::load_dir("m", &dir, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        load().harmony.unwrap().detected_by,
+        "Harmony tokens in the vocabulary"
+    );
+    std::fs::write(dir.join("config.json"), r#"{"model_type": "gpt_oss"}"#).unwrap();
+    assert_eq!(
+        load().harmony.unwrap().detected_by,
+        "config.json model_type gpt_oss"
+    );
+    std::fs::write(dir.join("config.json"), r#"{"model_type": "llama"}"#).unwrap();
+    assert!(load().harmony.is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let qwen = Model::load_dir(
+        "q",
+        &fixtures().join("models/qwen3"),
+        &LoadOptions::default(),
+    );
+    assert!(qwen.unwrap().harmony.is_none());
+}
