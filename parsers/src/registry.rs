@@ -217,7 +217,9 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "gpt-oss (Harmony): the analysis channel; read with the calls by one parser",
         model_patterns: &["gpt-oss", "gpt_oss"],
         make: || None,
-        keeps_special_tokens: true,
+        // vLLM's gpt-oss parsers read token IDs and leave the request's setting alone (the
+        // derender keeps special tokens itself wherever a parser runs).
+        keeps_special_tokens: false,
     },
 ];
 
@@ -391,7 +393,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         help: "gpt-oss (Harmony): <|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>",
         model_patterns: &["gpt-oss", "gpt_oss"],
         make: |_| AnyToolParser::Harmony(HarmonyParser::new(false, true)),
-        keeps_special_tokens: true,
+        keeps_special_tokens: false,
         grammar: ToolGrammar::NotYet,
     },
 ];

@@ -24,6 +24,7 @@ use crate::model::Model;
 use crate::protocol::{ChatRequest, ConvertedFrom};
 use llm_render_parsers::{
     reasoning_parser, reasoning_parser_for_model, tool_parser_for_model, TagSpec, ToolEntry,
+    HARMONY_REASONING, HARMONY_TOOLS,
 };
 use serde_json::{json, Map, Value};
 
@@ -123,6 +124,9 @@ fn history_tool_calls(req: &ChatRequest) -> usize {
 
 /// The reasoning tags of the parser this server runs for `model`, if any.
 fn reasoning_spec(opts: &RenderOptions, model: &Model) -> Option<TagSpec> {
+    if model.harmony.is_some() {
+        return None;
+    }
     let parser = match opts.reasoning_parser.as_str() {
         "none" => None,
         "auto" => reasoning_parser(&model.name),
@@ -171,16 +175,19 @@ pub fn check_tool_choice(opts: &RenderOptions, req: &ChatRequest) -> Result<(), 
 /// parsers on every request; hermes, qwen3_coder, mistral, kimi_k2 and glm45 when the
 /// request has tools and a `tool_choice` other than `none`).
 pub fn keeps_special_tokens(opts: &RenderOptions, model: &Model, req: &ChatRequest) -> bool {
-    let reasoning = by_setting(&opts.reasoning_parser, model).and_then(reasoning_parser_for_model);
+    let reasoning = by_setting(&opts.reasoning_parser, model, HARMONY_REASONING)
+        .and_then(reasoning_parser_for_model);
     let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
     let uses_tools = has_tools && tool_choice(req) != "none";
     llm_render_parsers::keeps_special_tokens(reasoning, tool_entry(opts, model), uses_tools)
 }
 
 /// The parser name a `--reasoning-parser` / `--tool-call-parser` setting picks for `model`.
-fn by_setting<'a>(setting: &'a str, model: &'a Model) -> Option<&'a str> {
+/// `auto` on a Harmony model (gpt-oss) is `harmony`, gpt-oss's parser of that kind.
+fn by_setting<'a>(setting: &'a str, model: &'a Model, harmony: &'static str) -> Option<&'a str> {
     match setting {
         "none" => None,
+        "auto" if model.harmony.is_some() => Some(harmony),
         "auto" => Some(&model.name),
         name => Some(name),
     }
@@ -188,7 +195,7 @@ fn by_setting<'a>(setting: &'a str, model: &'a Model) -> Option<&'a str> {
 
 /// The tool parser this server runs for `model`, if any.
 pub fn tool_entry(opts: &RenderOptions, model: &Model) -> Option<&'static ToolEntry> {
-    by_setting(&opts.tool_call_parser, model).and_then(tool_parser_for_model)
+    by_setting(&opts.tool_call_parser, model, HARMONY_TOOLS).and_then(tool_parser_for_model)
 }
 
 /// The fields for a chat request rendered to `prompt`.
