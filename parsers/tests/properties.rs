@@ -1,11 +1,13 @@
-//! Property tests over every tool-call family: for random well-formed outputs the parser
-//! finds exactly the calls and text that were written, and for random outputs and random
+//! Property tests over the tool-call families: for random well-formed outputs of nine wire
+//! formats the parser finds exactly the calls and text that were written, and for random
+//! outputs of every registered family and random
 //! chunkings (one character at a time, random sizes, whole) the streamed result equals the
 //! one-shot result. The same generators with garbage mixed in make the fuzz test: no input
 //! panics, and chunking never changes the result.
 
 mod common;
 use common::run;
+use llm_render_parsers::TOOL_PARSERS;
 use proptest::prelude::*;
 
 fn text() -> impl Strategy<Value = String> {
@@ -248,7 +250,7 @@ fn summary(name: &str, chunks: &[&str]) -> (String, Vec<(String, String)>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(1500))]
 
     #[test]
     fn well_formed_outputs_parse_exactly_under_any_chunking(
@@ -286,7 +288,7 @@ proptest! {
 
     #[test]
     fn any_output_streams_like_one_shot(
-        family in 0..FAMILIES.len(),
+        family in 0..TOOL_PARSERS.len(),
         pieces in prop::collection::vec(prop::sample::select(&[
             "<tool_call>", "</tool_call>", "<tool_", "{\"name\": \"f\"", ", \"arguments\": ",
             "{\"a\": \"x\\\"}\"}", "}", "{", "[", "]", "\"", "\\", "\n", " ", "é", "🤖", "<",
@@ -296,11 +298,13 @@ proptest! {
             "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "function", "\n```json\n",
             "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "functions.f:0",
             "<|tool_call_argument_begin|>", "<|tool_call_end|>", "null", "True", "'", "abc",
-            "1__0", "0x1F", "007", "1_0.5e1", "-0b1",
+            "1__0", "0x1F", "007", "1_0.5e1", "-0b1", "<|channel|>", "commentary to=functions.f",
+            "<|message|>", "<|call|>", "<|start|>assistant", "<seed:tool_call>", "<longcat_tool_call>",
+            "<function_call>", "<|python_start|>", "<|python_end|>", "<｜DSML｜tool_calls>",
         ][..]), 0..24),
         sizes in prop::collection::vec(1usize..9, 1..5),
     ) {
-        let family = FAMILIES[family];
+        let family = TOOL_PARSERS[family].name;
         let text: String = pieces.concat();
         let one = summary(family, &[&text]);
         prop_assert_eq!(&summary(family, &cut(&text, &[1])), &one, "{}: {:?}", family, text);
@@ -316,7 +320,7 @@ proptest! {
     /// (This found a scan that stepped one byte past a 3-byte space.)
     #[test]
     fn no_input_panics(
-        family in 0..FAMILIES.len(),
+        family in 0..TOOL_PARSERS.len(),
         pieces in prop::collection::vec(prop_oneof![
             prop::sample::select(&[
                 "<tool_call>", "</tool_call>", "{\"name\": \"f\"", ", \"arguments\": ", "{", "}",
@@ -335,7 +339,7 @@ proptest! {
         sizes in prop::collection::vec(1usize..9, 1..5),
     ) {
         let text: String = pieces.concat();
-        let family = FAMILIES[family];
+        let family = TOOL_PARSERS[family].name;
         run(family, &[&text]);
         run(family, &cut(&text, &sizes));
     }
