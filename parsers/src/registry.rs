@@ -389,6 +389,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
+        name: "internlm",
+        help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
+        model_patterns: &["internlm"],
+        make: |_| marked(MarkedFamily::Internlm),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: HARMONY_TOOLS,
         help: "gpt-oss (Harmony): <|channel|>commentary to=functions.f <|constrain|>json<|message|>{…}<|call|>",
         model_patterns: &["gpt-oss", "gpt_oss"],

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
+//! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
@@ -34,6 +35,8 @@ pub enum MarkedFamily {
     /// LongCat-Flash: hermes between `<longcat_tool_call>` tags (vLLM's `longcat` subclasses
     /// hermes).
     LongCat,
+    /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
+    Internlm,
     /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
     Granite20bFc,
     Llama3Json,
@@ -44,6 +47,15 @@ pub enum MarkedFamily {
 }
 
 /// How a call's name is written.
+impl MarkedFamily {
+    /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
+    /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
+    /// them: granite-20b-fc's and internlm2's do, in both of their paths.
+    fn reserializes(self) -> bool {
+        matches!(self, MarkedFamily::Granite20bFc | MarkedFamily::Internlm)
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum CallForm {
     /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
@@ -80,6 +92,12 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<longcat_tool_call>",
                 call_end: Some("</longcat_tool_call>"),
+                form: CallForm::Object,
+            },
+            MarkedFamily::Internlm => Spec {
+                section: None,
+                call_start: "<|action_start|><|plugin|>",
+                call_end: Some("<|action_end|>"),
                 form: CallForm::Object,
             },
             MarkedFamily::Granite20bFc => Spec {
@@ -265,7 +283,12 @@ impl MarkedParser {
             } else {
                 args
             };
-            if serde_json::from_str::<serde::de::IgnoredAny>(&args).is_ok() {
+            let args = match serde_json::from_str::<serde_json::Value>(&args) {
+                Ok(v) if self.family.reserializes() => Some(crate::pyjson::dumps(&v)),
+                Ok(_) => Some(args),
+                Err(_) => None,
+            };
+            if let Some(args) = args {
                 out.start_call(self.calls, name, id);
                 out.args(self.calls, &args);
                 self.calls += 1;

@@ -376,9 +376,13 @@ impl MarkedParser {
     /// Between calls of a family without sections.
     pub(super) fn step_between(&mut self, at: At) -> Flow {
         let (text, rest, c, i) = (at.text, at.rest(), at.c(), at.i);
-        if matches!(self.family, MarkedFamily::Hermes | MarkedFamily::LongCat) {
-            // vLLM 0.33's hermes keeps only the text before the first call: text between and
-            // after calls is dropped in both of its paths, and later calls are still read.
+        if matches!(
+            self.family,
+            MarkedFamily::Hermes | MarkedFamily::LongCat | MarkedFamily::Internlm
+        ) {
+            // vLLM 0.33's hermes (and internlm2) keeps only the text before the first call:
+            // text between and after calls is dropped in both of its paths, and later calls
+            // are still read (internlm2's own parser fails on a second call).
             let call_start = self.spec().call_start;
             return match rest.find(call_start) {
                 Some(found) => {
