@@ -397,6 +397,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "phi4_mini_json",
+        help: "Phi-4-mini: functools[{\"name\", \"arguments\"}, …]",
+        model_patterns: &["phi-4-mini"],
+        make: |_| marked(MarkedFamily::Phi4MiniJson),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],

@@ -6,6 +6,7 @@
 //! | `hermes` (Qwen 2.5/3, Hermes) | `<tool_call>\n{"name": "f", "arguments": {..}}\n</tool_call>`, anywhere in the text |
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
 //! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
+//! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
@@ -38,6 +39,8 @@ pub enum MarkedFamily {
     LongCat,
     /// Granite 4.0: hermes's tags; text around calls stays content.
     Granite4,
+    /// Phi-4-mini: the text `functools` right before a Mistral-style array of calls.
+    Phi4MiniJson,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
     Internlm,
     /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
@@ -53,11 +56,14 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's and internlm2's do, in both of their paths.
+    /// them: granite-20b-fc's, granite4's, phi4mini's and internlm2's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
-            MarkedFamily::Granite20bFc | MarkedFamily::Granite4 | MarkedFamily::Internlm
+            MarkedFamily::Granite20bFc
+                | MarkedFamily::Granite4
+                | MarkedFamily::Phi4MiniJson
+                | MarkedFamily::Internlm
         )
     }
 }
@@ -104,6 +110,13 @@ impl MarkedFamily {
                 section: None,
                 call_start: "<tool_call>",
                 call_end: Some("</tool_call>"),
+                form: CallForm::Object,
+            },
+            // The array body is Mistral's (`step_mistral_body`).
+            MarkedFamily::Phi4MiniJson => Spec {
+                section: None,
+                call_start: "functools",
+                call_end: None,
                 form: CallForm::Object,
             },
             MarkedFamily::Internlm => Spec {
@@ -356,7 +369,7 @@ impl Scan for MarkedParser {
             let flow = match self.mode {
                 Mode::Content { at_start } => self.step_content(at, at_start, out),
                 Mode::Section => self.step_section(at, out),
-                Mode::MistralBody => self.step_mistral_body(at),
+                Mode::MistralBody => self.step_mistral_body(at, out),
                 Mode::MistralArray => self.step_mistral_array(at, out),
                 Mode::Name => self.step_name(at, out),
                 Mode::Args => self.step_args(at, out),

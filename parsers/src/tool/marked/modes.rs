@@ -61,7 +61,7 @@ impl MarkedParser {
                 self.begin_call();
                 self.mode = match (spec.section, self.family) {
                     (Some(_), _) => Mode::Section,
-                    (None, MarkedFamily::Mistral) => Mode::MistralBody,
+                    (None, MarkedFamily::Mistral | MarkedFamily::Phi4MiniJson) => Mode::MistralBody,
                     (None, _) => match spec.form {
                         CallForm::Object => Mode::Object(ObjPhase::Open),
                         CallForm::Named { .. } => Mode::Name,
@@ -133,9 +133,15 @@ impl MarkedParser {
         }
     }
 
-    /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows.
-    pub(super) fn step_mistral_body(&mut self, at: At) -> Flow {
+    /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows. After
+    /// phi4mini's `functools`, only an array, at once (vLLM's `functools\[`): anything else
+    /// leaves the word as text.
+    pub(super) fn step_mistral_body(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (c, i) = (at.c(), at.i);
+        if self.family == MarkedFamily::Phi4MiniJson && c != '[' {
+            self.malformed(out);
+            return Flow::Next(i);
+        }
         if c.is_whitespace() {
             self.pending.push(c);
             return Flow::Next(i + c.len_utf8());
