@@ -213,6 +213,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "ernie45",
+        help: "ERNIE 4.5 Thinking: <think>…</think>, the template writes <think>",
+        model_patterns: &["ernie-4.5", "ernie4.5", "ernie45"],
+        // vLLM's ernie45 is its base thinking parser, as deepseek_r1.
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: HARMONY_REASONING,
         help: "gpt-oss (Harmony): the analysis channel; read with the calls by one parser",
         model_patterns: &["gpt-oss", "gpt_oss"],
@@ -394,6 +402,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["granite-4"],
         make: |_| marked(MarkedFamily::Granite4),
         keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "ernie45",
+        help: "ERNIE 4.5: hermes's <tool_call>{\"name\", \"arguments\"}</tool_call>",
+        model_patterns: &["ernie-4.5", "ernie4.5", "ernie45"],
+        make: |_| marked(MarkedFamily::Hermes),
+        keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
