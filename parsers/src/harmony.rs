@@ -86,8 +86,10 @@ pub struct HarmonyParser {
     state: State,
     /// Text held back because the next chunk may complete a marker.
     held: String,
-    /// The text read since the last finished message, headers included: what vLLM returns
-    /// as content when the output ends inside a header.
+    /// The text read since the last finished message (the headers, and what `<|start|>`s
+    /// they follow): what vLLM returns as content when the output ends inside a header.
+    /// Content is not kept here, so the state stays the size of a header (an output with
+    /// no header at all is held whole, as vLLM returns it only at the end).
     recovery: String,
     /// The next header's role is the prompt's `assistant` (true until a header parses).
     preset_role: bool,
@@ -187,7 +189,7 @@ impl HarmonyParser {
                 arguments,
                 ..
             } => {
-                self.recovery.push_str(text);
+                // Not kept for recovery: a message in its content always ends as a message.
                 let (sink, said) = match kind {
                     Kind::Reasoning => (reasoning, &mut self.said_reasoning),
                     Kind::Content => (&mut out.content, &mut self.said_content),
@@ -219,7 +221,6 @@ impl HarmonyParser {
             State::Header(h) => match parse_header(&h, self.preset_role) {
                 Some(header) => {
                     self.preset_role = false;
-                    self.recovery.push_str(marker);
                     self.state = self.content_state(header);
                 }
                 // The header is lost, and its message with it.

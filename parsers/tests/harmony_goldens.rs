@@ -155,3 +155,26 @@ proptest::proptest! {
         }
     }
 }
+
+/// Reasoning and content stream through: the parser's state between chunks stays the size
+/// of a header, however long the messages.
+#[test]
+fn state_does_not_grow_with_the_messages() {
+    let mut p = HarmonyParser::new(true, true);
+    let (mut r, mut out) = (String::new(), Parsed::default());
+    p.push("<|channel|>analysis<|message|>", &mut r, &mut out);
+    for _ in 0..2000 {
+        p.push("thinking hard ", &mut r, &mut out);
+    }
+    p.push(
+        "<|end|><|start|>assistant<|channel|>final<|message|>",
+        &mut r,
+        &mut out,
+    );
+    for _ in 0..2000 {
+        p.push("answer ", &mut r, &mut out);
+    }
+    let state = serde_json::to_string(&p).unwrap();
+    assert!(state.len() < 400, "{} bytes: {state}", state.len());
+    assert_eq!(r.len(), 2000 * "thinking hard ".len());
+}
