@@ -2,7 +2,8 @@
 //! tools and template kwargs of any structure, strings with markers and multi-byte
 //! whitespace) through every golden model. Each one renders or is a clean error, and the same
 //! one whether or not a native template rendering is used. Bodies are parsed as the server
-//! parses them (strings sliced from the body), which must read as a plain parse.
+//! parses them (strings sliced from the body), which must read as a plain parse. The same
+//! requests through gpt-oss's Harmony render, which has no template.
 #![allow(clippy::unwrap_used)]
 mod common;
 use proptest::prelude::*;
@@ -112,6 +113,41 @@ proptest! {
                 llm_render::render::render_chat_prompt(&m, &req, o, None).map(|r| r.token_ids).map_err(|e| e.to_string())
             };
             prop_assert_eq!(ids(&Default::default()), ids(&jinja), "on {}", body);
+        }
+    }
+}
+
+fn gpt_oss() -> std::sync::Arc<llm_render::model::Model> {
+    static M: std::sync::OnceLock<std::sync::Arc<llm_render::model::Model>> =
+        std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let dir = common::fixtures().join("models/gpt_oss");
+        std::sync::Arc::new(
+            llm_render::model::Model::load_dir("gpt-oss", &dir, &Default::default()).unwrap(),
+        )
+    })
+    .clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1_000))]
+    /// The Harmony render (gpt-oss) on the same random requests: a render or a clean error.
+    #[test]
+    fn harmony_render_never_panics(
+        messages in prop::collection::vec(value(), 0..5),
+        tools in prop::option::of(value()),
+        effort in prop::option::of(prop::sample::select(&["low", "high", "none", "minimal", "x"][..])),
+    ) {
+        let mut body = json!({"messages": messages});
+        if let Some(t) = tools { body["tools"] = t; }
+        if let Some(e) = effort { body["reasoning_effort"] = e.into(); }
+        let bytes = serde_json::to_vec(&body).unwrap();
+        if let Ok(req) = llm_render::protocol::parse_json::<llm_render::protocol::ChatRequest>(&bytes) {
+            let m = gpt_oss();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                llm_render::render::render_chat(&m, &req, &Default::default(), None)
+            }));
+            prop_assert!(r.is_ok(), "panic on {}", body);
         }
     }
 }
