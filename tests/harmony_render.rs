@@ -77,6 +77,11 @@ fn renders_equal_vllm() {
                 g["token_ids"], body["token_ids"]
             ));
         }
+        if body["reasoning_ended"] != true || body["reasoning_parser_kwargs"].is_null() {
+            failures.push(format!(
+                "{id}: gpt-oss's reasoning has always ended, as vLLM says"
+            ));
+        }
         // vLLM's gpt-oss parsers do not touch it (they read IDs).
         if body["sampling_params"]["skip_special_tokens"] != true {
             failures.push(format!("{id}: skip_special_tokens should stay true"));

@@ -203,9 +203,11 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     let kwargs = effective_kwargs(req);
     let include_reasoning = req.include_reasoning.unwrap_or(true);
     let spec = reasoning_spec(opts, model);
-    let reasoning_parser_kwargs = spec
-        .as_ref()
-        .map(|_| json!({"chat_template_kwargs": kwargs}));
+    // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
+    // (`GptOssReasoningParser.is_reasoning_end`).
+    let harmony_reasoning = model.harmony.is_some() && opts.reasoning_parser != "none";
+    let reasoning_parser_kwargs =
+        (spec.is_some() || harmony_reasoning).then(|| json!({"chat_template_kwargs": kwargs}));
     if req.converted_from == ConvertedFrom::Responses {
         // vLLM's Responses render sets only the parser kwargs.
         return ParseFields {
@@ -214,7 +216,7 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
             parse_context: None,
         };
     }
-    let reasoning_ended = if !include_reasoning {
+    let reasoning_ended = if !include_reasoning || harmony_reasoning {
         Some(true)
     } else {
         spec.as_ref().map(|s| {
