@@ -159,7 +159,10 @@ impl ParserArgs {
     /// Refuses unknown parser names at startup.
     pub fn check(&self) -> anyhow::Result<()> {
         let rp = self.reasoning_parser.as_str();
-        if !matches!(rp, "auto" | "none") && llm_render_parsers::reasoning_parser(rp).is_none() {
+        // `openai_gptoss` has no tag parser (the Harmony parser reads it), so it is a name only.
+        let known = llm_render_parsers::reasoning_parser(rp).is_some()
+            || llm_render_parsers::reasoning_parser_for_model(rp).is_some();
+        if !matches!(rp, "auto" | "none") && !known {
             let names: Vec<_> = REASONING_PARSERS.iter().map(|e| e.name).collect();
             anyhow::bail!(
                 "--reasoning-parser {rp:?}: expected auto, none, tags:<start>,<end> or one of {names:?}"
@@ -274,5 +277,31 @@ impl ImageArgs {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ParserArgs;
+
+    fn args(reasoning: &str, tools: &str) -> ParserArgs {
+        ParserArgs {
+            reasoning_parser: reasoning.into(),
+            tool_call_parser: tools.into(),
+            derender_state_key: None,
+            derender_state_cache: 16384,
+            max_logprobs: 20,
+            derender_replay_state: false,
+        }
+    }
+
+    #[test]
+    fn parser_names_are_checked_at_startup() {
+        // gpt-oss's names, whose reasoning parser has no tags of its own.
+        assert!(args("openai_gptoss", "openai").check().is_ok());
+        assert!(args("qwen3", "hermes").check().is_ok());
+        assert!(args("tags:<r>,</r>", "none").check().is_ok());
+        assert!(args("nope", "auto").check().is_err());
+        assert!(args("auto", "nope").check().is_err());
     }
 }
