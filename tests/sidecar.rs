@@ -190,18 +190,7 @@ fn a_hermes_tool_call_becomes_tool_calls() {
     let req = chat(json!({"tools": tools, "stream": true}));
     let (_, _, body) = post(&base, "/v1/chat/completions", &req);
     let chunks = sse(&body);
-    let mut name = String::new();
-    let mut args = String::new();
-    for c in &chunks {
-        for call in c["choices"][0]["delta"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            name.push_str(call["function"]["name"].as_str().unwrap_or(""));
-            args.push_str(call["function"]["arguments"].as_str().unwrap_or(""));
-        }
-    }
+    let (name, args) = streamed_call(&chunks);
     assert_eq!(name, "get_weather");
     assert_eq!(
         serde_json::from_str::<Value>(&args).unwrap(),

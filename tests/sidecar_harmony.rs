@@ -8,7 +8,7 @@
 mod common;
 
 use common::engine::{events, Engine, Script};
-use common::sidecar::{finish_of, post, sse, streamed_text};
+use common::sidecar::{finish_of, post, sse, streamed_call, streamed_text};
 use llm_render::engine::{protocol, Engine as Client, EngineConfig};
 use llm_render::model::{LoadOptions, Model, ModelRegistry};
 use llm_render::server::ServerConfig;
@@ -84,16 +84,8 @@ fn gpt_oss_front_door_renders_harmony_and_reads_its_channels() {
         "Need the weather."
     );
     assert_eq!(streamed_text(&chunks, 0, "content"), "");
-    let mut args = String::new();
-    for c in &chunks {
-        for call in c["choices"][0]["delta"]["tool_calls"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            args.push_str(call["function"]["arguments"].as_str().unwrap_or(""));
-        }
-    }
+    let (name, args) = streamed_call(&chunks);
+    assert_eq!(name, "get_weather");
     assert_eq!(args, "{\"city\": \"Paris\"}");
     assert_eq!(finish_of(&chunks, 0), "tool_calls");
 }

@@ -108,3 +108,20 @@ pub fn golden_lines(file: &str) -> Vec<Value> {
         .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
+
+/// Cuts `text` at char boundaries into pieces of random sizes from `sizes` (cycled).
+pub fn cut<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut k = 0;
+    while i < text.len() {
+        let mut j = (i + sizes[k % sizes.len()].max(1)).min(text.len());
+        while !text.is_char_boundary(j) {
+            j += 1;
+        }
+        out.push(&text[i..j]);
+        i = j;
+        k += 1;
+    }
+    out
+}

@@ -11,7 +11,7 @@
 //! that every case where vLLM's stream differs is one of those.
 
 mod common;
-use common::{chunkings, golden_lines};
+use common::{chunkings, cut, golden_lines};
 use llm_render_parsers::{HarmonyParser, Parsed};
 use serde_json::{json, Value};
 
@@ -115,21 +115,6 @@ fn vllm_stream_differs_only_in_the_listed_ways() {
         differing > 0,
         "the goldens should show vLLM's stream differences"
     );
-}
-
-/// Cuts `text` at char boundaries into pieces of sizes from `sizes` (cycled).
-fn cut<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
-    let (mut out, mut i, mut k) = (Vec::new(), 0, 0);
-    while i < text.len() {
-        let mut j = (i + sizes[k % sizes.len()]).min(text.len());
-        while !text.is_char_boundary(j) {
-            j += 1;
-        }
-        out.push(&text[i..j]);
-        i = j;
-        k += 1;
-    }
-    out
 }
 
 proptest::proptest! {

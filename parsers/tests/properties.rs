@@ -6,7 +6,7 @@
 //! panics, and chunking never changes the result.
 
 mod common;
-use common::run;
+use common::{cut, run};
 use llm_render_parsers::TOOL_PARSERS;
 use proptest::prelude::*;
 
@@ -222,23 +222,6 @@ fn render(
         }
     }
     (out, content, want)
-}
-
-/// Cuts `text` at char boundaries into pieces of random sizes from `sizes` (cycled).
-fn cut<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut k = 0;
-    while i < text.len() {
-        let mut j = (i + sizes[k % sizes.len()].max(1)).min(text.len());
-        while !text.is_char_boundary(j) {
-            j += 1;
-        }
-        out.push(&text[i..j]);
-        i = j;
-        k += 1;
-    }
-    out
 }
 
 fn summary(name: &str, chunks: &[&str]) -> (String, Vec<(String, String)>) {

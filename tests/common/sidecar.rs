@@ -153,3 +153,16 @@ pub fn raw_stream_request(base: &str, body: &Value) -> std::net::TcpStream {
     .unwrap();
     sock
 }
+
+/// The names and the arguments of a stream's tool-call deltas, each concatenated (choice 0).
+pub fn streamed_call(chunks: &[Value]) -> (String, String) {
+    let (mut name, mut args) = (String::new(), String::new());
+    for c in chunks {
+        let calls = c["choices"][0]["delta"]["tool_calls"].as_array();
+        for call in calls.into_iter().flatten() {
+            name.push_str(call["function"]["name"].as_str().unwrap_or(""));
+            args.push_str(call["function"]["arguments"].as_str().unwrap_or(""));
+        }
+    }
+    (name, args)
+}
