@@ -61,8 +61,8 @@ enum Kind {
 enum State {
     /// Between messages: everything up to `<|start|>` is skipped.
     ExpectStart,
-    /// Reading a header; its text so far.
-    Header(String),
+    /// Reading a header, which is `recovery[at..]`.
+    Header(usize),
     /// Reading a message's content.
     Content {
         kind: Kind,
@@ -103,7 +103,7 @@ impl HarmonyParser {
         HarmonyParser {
             reasoning,
             tools,
-            state: State::Header(String::new()),
+            state: State::Header(0),
             held: String::new(),
             recovery: String::new(),
             preset_role: true,
@@ -179,10 +179,7 @@ impl HarmonyParser {
         }
         match &mut self.state {
             State::ExpectStart => {}
-            State::Header(h) => {
-                h.push_str(text);
-                self.recovery.push_str(text);
-            }
+            State::Header(_) => self.recovery.push_str(text),
             State::Content {
                 kind,
                 started,
@@ -216,9 +213,9 @@ impl HarmonyParser {
             State::ExpectStart => {
                 // `<|start|>`
                 self.recovery.push_str(marker);
-                self.state = State::Header(String::new());
+                self.state = State::Header(self.recovery.len());
             }
-            State::Header(h) => match parse_header(&h, self.preset_role) {
+            State::Header(at) => match parse_header(&self.recovery[at..], self.preset_role) {
                 Some(header) => {
                     self.preset_role = false;
                     self.state = self.content_state(header);

@@ -426,10 +426,11 @@ pub fn new_choice(
         // reasoning or tool parser is set; calls only for requests that ask for them.
         let (reasoning, tools) = cfg.parser_names(model);
         let choice = ChoiceState::new(index, stops, None, None);
-        return match (reasoning.is_some(), tools.is_some() && wants_tools(req)) {
-            (false, false) if tools.is_none() => choice,
-            (r, t) => choice.with_harmony(HarmonyParser::new(r, t)),
-        };
+        if reasoning.is_none() && tools.is_none() {
+            return choice;
+        }
+        let calls = tools.is_some() && wants_tools(req);
+        return choice.with_harmony(HarmonyParser::new(reasoning.is_some(), calls));
     }
     let reasoning = reasoning_for(&cfg.reasoning_parser, model, req);
     let tools = tool_parser_name(&cfg.tool_call_parser, model, req)

@@ -111,10 +111,8 @@ impl ChoiceState {
         }
     }
 
-    /// A choice of a Harmony model, read by the Harmony parser.
+    /// A choice of a Harmony model, read by the Harmony parser (made without the other two).
     pub fn with_harmony(mut self, parser: HarmonyParser) -> Self {
-        self.reasoning = None;
-        self.tools = None;
         self.harmony = Some(parser);
         self
     }

@@ -53,7 +53,11 @@ impl Harmony {
         }
         let mut ids = [(Special::Start, 0); 5];
         for (slot, (special, text)) in ids.iter_mut().zip(Special::ALL) {
-            *slot = (special, tokenizer.token_to_id(text)?);
+            let Some(id) = tokenizer.token_to_id(text) else {
+                tracing::warn!("config.json says gpt_oss, but the vocabulary has no {text}: rendering with the chat template");
+                return None;
+            };
+            *slot = (special, id);
         }
         Some(Harmony {
             ids,

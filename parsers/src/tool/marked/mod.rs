@@ -52,7 +52,6 @@ pub enum MarkedFamily {
     KimiK2,
 }
 
-/// How a call's name is written.
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
@@ -68,6 +67,7 @@ impl MarkedFamily {
     }
 }
 
+/// How a call's name is written.
 #[derive(Debug, Clone, Copy)]
 enum CallForm {
     /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
