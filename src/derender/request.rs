@@ -120,17 +120,16 @@ impl DerenderConfig {
     /// for requests that declare tools), by name: what `auto` resolves to, or the setting.
     /// A Harmony model (gpt-oss) gets gpt-oss's two parsers under `auto`, whatever its name.
     pub fn parser_names<'a>(&'a self, model: &Model) -> (Option<&'a str>, Option<&'a str>) {
-        let harmony = model.harmony.is_some();
         let reasoning = match self.reasoning_parser.as_str() {
             "none" => None,
-            "auto" if harmony => Some(HARMONY_REASONING),
-            "auto" => reasoning_parser_for_model(&model.name).map(|e| e.name),
+            "auto" => {
+                reasoning_parser_for_model(model.auto_parser_key(HARMONY_REASONING)).map(|e| e.name)
+            }
             name => Some(name),
         };
         let tools = match self.tool_call_parser.as_str() {
             "none" => None,
-            "auto" if harmony => Some(HARMONY_TOOLS),
-            "auto" => tool_parser_for_model(&model.name).map(|e| e.name),
+            "auto" => tool_parser_for_model(model.auto_parser_key(HARMONY_TOOLS)).map(|e| e.name),
             name => Some(name),
         };
         (reasoning, tools)

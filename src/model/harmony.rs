@@ -25,7 +25,8 @@ const MARKERS: [&str; 7] = [
 
 /// A Harmony model's formatting-token IDs and its date setting.
 pub struct Harmony {
-    ids: [(Special, u32); 5],
+    /// By [`Special`], in its order.
+    ids: [u32; 5],
     /// How it was recognised (`/v1/models`).
     pub detected_by: &'static str,
     /// `VLLM_SYSTEM_START_DATE` at load time: the `Current date:` of every prompt. Unset,
@@ -51,13 +52,13 @@ impl Harmony {
         if !(declared || model_type.is_none() && has_all) {
             return None;
         }
-        let mut ids = [(Special::Start, 0); 5];
-        for (slot, (special, text)) in ids.iter_mut().zip(Special::ALL) {
+        let mut ids = [0; 5];
+        for (slot, (_, text)) in ids.iter_mut().zip(Special::ALL) {
             let Some(id) = tokenizer.token_to_id(text) else {
                 tracing::warn!("config.json says gpt_oss, but the vocabulary has no {text}: rendering with the chat template");
                 return None;
             };
-            *slot = (special, id);
+            *slot = id;
         }
         Some(Harmony {
             ids,
@@ -71,13 +72,6 @@ impl Harmony {
                 .filter(|d| !d.is_empty()),
             ordinary: OnceLock::new(),
         })
-    }
-
-    fn id(&self, s: Special) -> u32 {
-        self.ids
-            .iter()
-            .find(|(k, _)| *k == s)
-            .map_or(0, |(_, id)| *id)
     }
 
     /// The date a prompt rendered now carries.
@@ -102,7 +96,7 @@ impl Harmony {
         for piece in pieces {
             match piece {
                 Piece::Special(s) => {
-                    ids.push(self.id(*s));
+                    ids.push(self.ids[*s as usize]);
                     text.push_str(s.text());
                 }
                 Piece::Text(t) if t.is_empty() => {}

@@ -262,6 +262,15 @@ impl Model {
         )
     }
 
+    /// The name `auto` looks a parser up by: the model's name, or for a Harmony model
+    /// (gpt-oss) `harmony`, gpt-oss's parser of that kind, whatever the model is called.
+    pub fn auto_parser_key<'a>(&'a self, harmony: &'static str) -> &'a str {
+        match self.harmony {
+            Some(_) => harmony,
+            None => &self.name,
+        }
+    }
+
     /// Whether `id` names a token of this vocabulary (base or added).
     pub fn has_token(&self, id: u32) -> bool {
         self.decoder.has_token(&self.tokenizer, id)

@@ -183,12 +183,11 @@ pub fn keeps_special_tokens(opts: &RenderOptions, model: &Model, req: &ChatReque
 }
 
 /// The parser name a `--reasoning-parser` / `--tool-call-parser` setting picks for `model`.
-/// `auto` on a Harmony model (gpt-oss) is `harmony`, gpt-oss's parser of that kind.
+/// `harmony`: gpt-oss's parser of that kind, which `auto` picks for a Harmony model.
 fn by_setting<'a>(setting: &'a str, model: &'a Model, harmony: &'static str) -> Option<&'a str> {
     match setting {
         "none" => None,
-        "auto" if model.harmony.is_some() => Some(harmony),
-        "auto" => Some(&model.name),
+        "auto" => Some(model.auto_parser_key(harmony)),
         name => Some(name),
     }
 }

@@ -52,7 +52,8 @@ pub enum Special {
 }
 
 impl Special {
-    /// Every formatting token a prompt or an output uses, as its vocabulary spells it.
+    /// Every formatting token a prompt uses, as its vocabulary spells it, in declaration
+    /// order (`s as usize` indexes it).
     pub const ALL: [(Special, &'static str); 5] = [
         (Special::Start, "<|start|>"),
         (Special::End, "<|end|>"),
@@ -62,10 +63,7 @@ impl Special {
     ];
 
     pub fn text(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(s, _)| *s == self)
-            .map_or("", |(_, t)| t)
+        Self::ALL[self as usize].1
     }
 }
 
@@ -454,4 +452,16 @@ fn render_message(m: &HMessage, out: &mut Vec<Piece>) {
     } else {
         Special::End
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Special;
+
+    #[test]
+    fn specials_are_listed_in_declaration_order() {
+        for (i, (s, _)) in Special::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i);
+        }
+    }
 }
