@@ -88,3 +88,29 @@ fn audit_two_images() {
     let _ = std::fs::remove_file(&file);
     insta::assert_snapshot!(out);
 }
+
+/// The README's traffic-sample run, exactly as its command prints it (exit 1: some links are
+/// over the default 4 MiB limits).
+#[test]
+fn audit_traffic_sample() {
+    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args([
+            "audit",
+            "--model",
+            "fixtures/models/qwen2_5_vl",
+            "--config",
+            "fixtures/audit/qwen2_5_vl_7b_config.json",
+            "--mm-processor-kwargs",
+            r#"{"max_pixels": 414736}"#,
+            "--rate",
+            "50",
+            "--link",
+            "100",
+            "fixtures/audit/sample.jsonl",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}

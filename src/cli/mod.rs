@@ -4,7 +4,7 @@
 //! `args.rs`, shown in `--help` after each command's own options.
 
 mod args;
-mod audit_cmd;
+mod audit;
 mod derender_cmd;
 mod hash_cmd;
 mod health_cmd;
@@ -38,9 +38,9 @@ pub enum Command {
     Hash(hash_cmd::HashArgs),
     /// Does turn 2 reuse turn 1's prefix cache? Or: do two templates render alike?
     TemplateDiff(template_diff::TemplateDiffArgs),
-    /// The bytes a chat request becomes at each hop: JSON, prompt, token IDs, image pixels and
-    /// patches, embeddings, KV cache.
-    Audit(audit_cmd::AuditArgs),
+    /// The bytes chat requests become at each stage and link (JSON, prompt, token IDs, image
+    /// patches, embeddings, KV cache): one request, or a traffic sample's percentiles.
+    Audit(audit::AuditArgs),
     /// Ask a running server's /health; exit 0 when it answers 200 (the container's probe).
     Health(health_cmd::HealthArgs),
 }
@@ -66,7 +66,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Hash(args) => hash_cmd::run(args),
         Command::Derender(args) => derender_cmd::run(args),
         Command::TemplateDiff(args) => template_diff::run(args),
-        Command::Audit(args) => audit_cmd::run(args),
+        Command::Audit(args) => audit::run(args),
         Command::Health(args) => health_cmd::run(args),
     }
 }
