@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes fixtures/audit/sample.jsonl: a seeded traffic sample of 120 chat requests for
-`llm-render audit` (tests/audit_sample.rs, the README's audit section).
+`llm-render audit` (tests/audit_capacity.rs, the README's audit section).
 
 Mixed as a vision-chat service sees it: short chats (some with tools), multi-turn chats,
 ~10k-token documents, and requests with one, two and four images at common camera and

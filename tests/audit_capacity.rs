@@ -334,3 +334,43 @@ fn bad_flags_are_clear_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("no hidden_size"), "{err}");
 }
+
+/// What makes a sample: a JSON-lines file with one request is still reported as a sample,
+/// its failure named by line; JSON lines in a `.json` file get a hint; shapes too large to
+/// multiply are unknown sizes, not a crash.
+#[test]
+fn one_line_samples_hints_and_huge_shapes() {
+    let text = json!({"messages": [{"role": "user", "content": "hi"}]});
+    let one = write("one.JSONL", &format!("{text}\r\n"));
+    let (code, out, err) = audit(&["--json", one.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json_of(&out)["audited"], 1, "{out}");
+
+    let broken = write("broken.jsonl", "{\n");
+    let (code, out, _) = audit(&["--json", broken.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    let s = json_of(&out);
+    assert_eq!(s["failed"], 1);
+    assert!(s["errors"].to_string().contains("broken.jsonl:1"), "{s}");
+    // Nothing audited: the header still names the loaded model.
+    assert_eq!(s["models"], json!(["qwen2_5_vl"]));
+
+    let lines = write("lines.json", &format!("{text}\n{text}\n"));
+    let (code, _, err) = audit(&[lines.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("lines.json") && err.contains("pass --jsonl"),
+        "{err}"
+    );
+
+    let huge = write(
+        "huge_config.json",
+        &json!({"hidden_size": u64::MAX, "num_hidden_layers": u64::MAX,
+            "num_attention_heads": 1, "torch_dtype": "bfloat16"})
+        .to_string(),
+    );
+    let plain = write("plain.json", &text.to_string());
+    let (code, out, err) = audit(&["--config", huge.to_str().unwrap(), plain.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("KV cache") && out.contains('?'), "{out}");
+}

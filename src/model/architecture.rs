@@ -72,16 +72,19 @@ impl Architecture {
         dtype_bytes(self.dtype.as_deref()?)
     }
 
-    /// KV-cache elements one token takes, over all layers.
-    pub fn kv_elements_per_token(&self) -> u64 {
-        self.layers
-            * match self.kv {
-                KvLayout::Heads { kv_heads, head_dim } => 2 * kv_heads * head_dim,
-                KvLayout::Latent {
-                    kv_lora_rank,
-                    rope_dim,
-                } => kv_lora_rank + rope_dim,
+    /// KV-cache elements one token takes, over all layers; `None` when a hostile or broken
+    /// `config.json` makes the product overflow.
+    pub fn kv_elements_per_token(&self) -> Option<u64> {
+        let per_layer = match self.kv {
+            KvLayout::Heads { kv_heads, head_dim } => {
+                kv_heads.checked_mul(head_dim)?.checked_mul(2)
             }
+            KvLayout::Latent {
+                kv_lora_rank,
+                rope_dim,
+            } => kv_lora_rank.checked_add(rope_dim),
+        }?;
+        self.layers.checked_mul(per_layer)
     }
 }
 
@@ -108,7 +111,7 @@ mod tests {
             "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
             "torch_dtype": "bfloat16"});
         let a = Architecture::from_config(&qwen3).unwrap();
-        assert_eq!(a.kv_elements_per_token(), 28 * 2 * 8 * 128);
+        assert_eq!(a.kv_elements_per_token(), Some(28 * 2 * 8 * 128));
         assert_eq!(a.dtype_bytes(), Some(2));
         // DeepSeek-V3: MLA caches 512 + 64 per layer.
         let v3 = json!({"hidden_size": 7168, "num_hidden_layers": 61, "num_attention_heads": 128,
@@ -118,18 +121,27 @@ mod tests {
             Architecture::from_config(&v3)
                 .unwrap()
                 .kv_elements_per_token(),
-            61 * 576
+            Some(61 * 576)
         );
         // No head_dim, no KV heads: hidden / heads, and every head cached.
         let plain = json!({"text_config": {"hidden_size": 4096, "num_hidden_layers": 32,
             "num_attention_heads": 32}, "dtype": "float32"});
         let a = Architecture::from_config(&plain).unwrap();
-        assert_eq!(a.kv_elements_per_token(), 32 * 2 * 32 * 128);
+        assert_eq!(a.kv_elements_per_token(), Some(32 * 2 * 32 * 128));
         assert_eq!(a.dtype_bytes(), Some(4));
         // A tokenizer-only snapshot, and zero sizes.
         assert_eq!(Architecture::from_config(&json!({})), None);
         assert_eq!(
             Architecture::from_config(&json!({"hidden_size": 0, "num_hidden_layers": 2})),
+            None
+        );
+        // Shapes whose product overflows give no figure rather than a panic.
+        let huge = json!({"hidden_size": 1, "num_hidden_layers": u64::MAX,
+            "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": 2});
+        assert_eq!(
+            Architecture::from_config(&huge)
+                .unwrap()
+                .kv_elements_per_token(),
             None
         );
     }

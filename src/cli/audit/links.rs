@@ -170,4 +170,12 @@ mod tests {
             .contains("LINK=SIZE"));
         assert!(parse_limit("render-engine=lots").is_err());
     }
+
+    #[test]
+    fn all_is_in_discriminant_order() {
+        // Per-link arrays are indexed by `link as usize`, filled in `ALL` order.
+        for (i, link) in Link::ALL.into_iter().enumerate() {
+            assert_eq!(link as usize, i, "{link:?}");
+        }
+    }
 }

@@ -62,8 +62,9 @@ pub struct AuditArgs {
     #[arg(long)]
     pub jsonl: bool,
     /// Chat requests (what `/v1/chat/completions/render` takes, or OpenAI Batch API lines,
-    /// whose `body` is read): files, `.jsonl` files, directories of both; `-` or nothing
-    /// reads standard input. With one model loaded, every request uses it whatever its
+    /// whose `body` is read): files, `.jsonl` files, directories of both (not their
+    /// subdirectories); `-` or nothing reads standard input. A `.jsonl` file, a directory or
+    /// several inputs are reported as a sample. With one model loaded, every request uses it whatever its
     /// `model` says.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
@@ -129,16 +130,28 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         block_size: args.block_size,
         index_block_size: args.index_block_size,
     };
+    if let Some(ib) = args.index_block_size {
+        if !ib.is_multiple_of(args.block_size) {
+            eprintln!(
+                "llm-render audit: index blocks of {ib} tokens are not a multiple of engine \
+                 blocks of {}: the index column counts the engine blocks its full blocks \
+                 cover whole",
+                args.block_size
+            );
+        }
+    }
     let settings = Settings {
         limits: Limits::new(&args.limits),
         rate: args.rate,
         link_gbps: args.link,
     };
-    let requests = input::collect(&args.inputs, args.jsonl)?;
+    let inputs = input::collect(&args.inputs, args.jsonl)?;
+    let requests = inputs.requests;
     let models = args.model.load()?;
     let opts = args.model.render_options();
-    if let [only] = requests.as_slice() {
-        let audit = input::audit_one(&models, &opts, &assume, only)?;
+    if let (false, [only]) = (inputs.sample, requests.as_slice()) {
+        let audit =
+            input::audit_one(&models, &opts, &assume, only).with_context(|| only.label.clone())?;
         let (text, over) = report::single(&audit, &settings, &assume, args.json)?;
         print!("{text}");
         return Ok(i32::from(over));
@@ -158,7 +171,8 @@ pub fn run(args: AuditArgs) -> anyhow::Result<i32> {
         progress.inc(1);
     }
     progress.finish_and_clear();
-    let sample = report::Sample::new(&audits, errors, &settings, &assume);
+    let loaded: Vec<String> = models.models().iter().map(|m| m.name.clone()).collect();
+    let sample = report::Sample::new(&audits, errors, &loaded, &settings, &assume);
     let (text, over) = sample.print(args.json)?;
     print!("{text}");
     Ok(if !sample.errors.is_empty() {

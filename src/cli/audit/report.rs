@@ -210,6 +210,8 @@ impl Spread {
 
 struct LinkStats {
     link: Link,
+    /// How many requests cross the link, sized or not.
+    crossing: usize,
     /// Over the requests that cross the link and whose size is known.
     spread: Option<Spread>,
     over: usize,
@@ -229,13 +231,18 @@ pub struct Sample<'a> {
 }
 
 impl<'a> Sample<'a> {
+    /// The figures of `audits`; `loaded` names the models when no request was audited.
     pub fn new(
         audits: &[Audit],
         errors: Vec<String>,
+        loaded: &[String],
         settings: &'a Settings,
         assume: &'a Assumptions,
     ) -> Sample<'a> {
         let mut models: Vec<String> = audits.iter().map(|a| a.model.clone()).collect();
+        if models.is_empty() {
+            models = loaded.to_vec();
+        }
         models.sort();
         models.dedup();
         let links = Link::ALL
@@ -249,6 +256,7 @@ impl<'a> Sample<'a> {
                 let limit = settings.limits.of(link);
                 LinkStats {
                     link,
+                    crossing: crossing.len(),
                     over: crossing.iter().filter(|&&b| over(b, limit)).count(),
                     spread: Spread::of(crossing.into_iter().flatten().collect()),
                 }
@@ -316,7 +324,7 @@ impl<'a> Sample<'a> {
             .map(|l| {
                 let mut v = json!({
                     "link": l.link.key(),
-                    "requests": l.spread.map_or(0, |s| s.count),
+                    "requests": l.crossing,
                     "bytes": spread(&l.spread),
                     "limit": s.limits.of(l.link),
                     "over": l.over,
@@ -380,13 +388,11 @@ impl<'a> Sample<'a> {
             ));
         }
         for l in &self.links {
-            let mut row = vec![l.link.label().to_string()];
+            let mut row = vec![l.link.label().to_string(), group(l.crossing as u64)];
             match l.spread {
-                Some(x) => {
-                    row.push(group(x.count as u64));
-                    row.extend([x.p50, x.p99, x.max].map(human));
-                }
-                None => row.extend(["0", "?", "?", "?"].map(String::from)),
+                Some(x) => row.extend([x.p50, x.p99, x.max].map(human)),
+                None if l.crossing == 0 => row.extend(["-", "-", "-"].map(String::from)),
+                None => row.extend(["?", "?", "?"].map(String::from)),
             }
             if let Some(limit) = s.limits.of(l.link) {
                 row.push(format!("{} over {}", group(l.over as u64), human(limit)));

@@ -135,7 +135,9 @@ pub fn audit(
     });
     let image_count = images.len();
     let float_patches: u64 = images.iter().map(|i| i.float_patches).sum();
-    let vision: Option<u64> = images.iter().map(|i| i.embeddings).sum();
+    let vision = images
+        .iter()
+        .try_fold(0u64, |sum, i| sum.checked_add(i.embeddings?));
     hops.extend(images.into_iter().flat_map(|i| i.hops));
 
     let no_config = "unknown: config.json gives no hidden_size or layer count".to_string();
@@ -201,12 +203,16 @@ struct Sizes<'a> {
 impl Sizes<'_> {
     /// One hidden-size vector per token.
     fn embeddings(&self, tokens: u64) -> Option<u64> {
-        Some(tokens * self.arch?.hidden_size * self.elem?)
+        tokens
+            .checked_mul(self.arch?.hidden_size)?
+            .checked_mul(self.elem?)
     }
 
     /// The KV of `tokens` tokens over all layers.
     fn kv(&self, tokens: u64) -> Option<u64> {
-        Some(tokens * self.arch?.kv_elements_per_token() * self.kv_elem?)
+        tokens
+            .checked_mul(self.arch?.kv_elements_per_token()?)?
+            .checked_mul(self.kv_elem?)
     }
 }
 

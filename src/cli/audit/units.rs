@@ -30,10 +30,13 @@ pub fn group(n: u64) -> String {
     out
 }
 
-/// A `SIZE` argument in bytes: a number with an optional unit. `KiB`/`MiB`/`GiB` (and `K`,
-/// `M`, `G` alone) are binary, `KB`/`MB`/`GB` decimal, `B` or nothing bytes; case and a space
-/// before the unit do not matter. gRPC's default message limit is `4MiB` (4,194,304).
+/// A `SIZE` argument in bytes: a number with an optional unit. `K`/`M`/`G`/`T`, with or
+/// without `i` or `iB` (`Ki`, `MiB`), are binary; `KB`/`MB`/`GB`/`TB` decimal; `B` or nothing
+/// bytes. Case and a space before the unit do not matter; a fraction must come to whole
+/// bytes (`1.5KiB` is 1,536; `0.4` is refused). gRPC's default message limit is `4MiB`
+/// (4,194,304).
 pub fn parse_size(text: &str) -> Result<u64, String> {
+    const UNITS: &str = "B, K/KiB, M/MiB, G/GiB, T/TiB (binary) or KB, MB, GB, TB (decimal)";
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -42,25 +45,36 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let value: f64 = number
         .parse()
         .map_err(|_| format!("{text:?} is not a size (e.g. 4MiB, 512KiB, 1000000)"))?;
-    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        other => {
-            return Err(format!(
-                "{text:?}: unknown unit {other:?}; one of B, KiB, MiB, GiB, KB, MB, GB"
-            ))
-        }
+    let unit = unit.trim().to_ascii_lowercase();
+    let (prefix, decimal) = match unit.as_str() {
+        "" | "b" => ("", false),
+        u => match u.strip_suffix("ib").or_else(|| u.strip_suffix('i')) {
+            Some(p) => (p, false),
+            None => match u.strip_suffix('b') {
+                Some(p) => (p, true),
+                None => (u, false),
+            },
+        },
     };
-    let bytes = value * scale as f64;
+    let power = match prefix {
+        "" => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?}; one of {UNITS}")),
+    };
+    let scale = if decimal { 1000f64 } else { 1024f64 }.powi(power);
+    let bytes = value * scale;
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
         return Err(format!("{text:?} is too large"));
     }
-    Ok(bytes.round() as u64)
+    if bytes.fract() != 0.0 {
+        return Err(format!(
+            "{text:?} is {bytes} bytes: a size is a whole number of bytes"
+        ));
+    }
+    Ok(bytes as u64)
 }
 
 /// Nearest-rank percentile `p` (0 < p ≤ 100) of `sorted` (ascending): the smallest value
@@ -78,10 +92,14 @@ pub fn gbps(bytes: f64, rate: f64) -> f64 {
     bytes * 8.0 * rate / 1e9
 }
 
-/// A rate or time with three significant digits: `205.9`, `5.09`, `0.00184`.
+/// A rate or time with three significant digits: `206`, `5.08`, `0.00184`; below 0.0001 in
+/// scientific notation (`1.23e-7`), so tiny figures never print as zeros.
 pub fn sig3(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
+    }
+    if v.abs() < 1e-4 {
+        return format!("{v:.2e}");
     }
     let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
     format!("{v:.decimals$}")
@@ -122,6 +140,17 @@ mod tests {
         assert!(parse_size("MiB").unwrap_err().contains("not a size"));
         assert!(parse_size("-4MiB").is_err());
         assert!(parse_size("1e30GiB").is_err());
+        assert_eq!(parse_size("4Mi"), Ok(4 << 20));
+        assert_eq!(parse_size("1TiB"), Ok(1 << 40));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        assert_eq!(parse_size("1tb"), Ok(1_000_000_000_000));
+        assert_eq!(parse_size("1.5KiB"), Ok(1536));
+        assert!(parse_size("0.4").unwrap_err().contains("whole number"));
+        let unknown = parse_size("4 parsecs").unwrap_err();
+        assert!(
+            unknown.contains("K/KiB") && unknown.contains("TB"),
+            "{unknown}"
+        );
     }
 
     #[test]
@@ -141,5 +170,6 @@ mod tests {
         assert_eq!(sig3(0.0018399), "0.00184");
         assert_eq!(sig3(12.478), "12.5");
         assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(1.234e-7), "1.23e-7");
     }
 }
