@@ -421,6 +421,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "jamba",
+        help: "AI21 Jamba: <tool_calls>[{\"name\", \"arguments\"}, …]</tool_calls>",
+        model_patterns: &["jamba"],
+        make: |_| marked(MarkedFamily::Jamba),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],

@@ -7,6 +7,7 @@
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
 //! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
 //! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
+//! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
@@ -41,6 +42,8 @@ pub enum MarkedFamily {
     Granite4,
     /// Phi-4-mini: the text `functools` right before a Mistral-style array of calls.
     Phi4MiniJson,
+    /// AI21 Jamba: a Mistral-style array of calls between `<tool_calls>` and `</tool_calls>`.
+    Jamba,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
     Internlm,
     /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
@@ -55,14 +58,23 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's, phi4mini's and internlm2's do.
+    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's and internlm2's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
             MarkedFamily::Granite20bFc
                 | MarkedFamily::Granite4
                 | MarkedFamily::Phi4MiniJson
+                | MarkedFamily::Jamba
                 | MarkedFamily::Internlm
+        )
+    }
+
+    /// Whether the calls sit in a Mistral-style `[..]` array after the call marker.
+    fn array_body(self) -> bool {
+        matches!(
+            self,
+            MarkedFamily::Mistral | MarkedFamily::Phi4MiniJson | MarkedFamily::Jamba
         )
     }
 }
@@ -117,6 +129,13 @@ impl MarkedFamily {
                 section: None,
                 call_start: "functools",
                 call_end: None,
+                form: CallForm::Object,
+            },
+            // The array body is Mistral's; the end marker closes the array.
+            MarkedFamily::Jamba => Spec {
+                section: None,
+                call_start: "<tool_calls>",
+                call_end: Some("</tool_calls>"),
                 form: CallForm::Object,
             },
             MarkedFamily::Internlm => Spec {

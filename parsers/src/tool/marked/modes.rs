@@ -47,12 +47,31 @@ impl MarkedParser {
                 return Flow::Next(i);
             }
         }
+        let opener = spec.section.map_or(spec.call_start, |s| s.0);
+        if at_start && self.family == MarkedFamily::Jamba {
+            // vLLM's jamba drops content that is one space before the calls (the leading
+            // space its tokenizer writes): held until the marker shows whether it is that.
+            if self.pending.is_empty() && c == ' ' {
+                self.pending.push(c);
+                return Flow::Next(i + 1);
+            }
+            if self.pending == " " {
+                match mark(rest, opener, at.at_end) {
+                    // Kept with the call's text: content again if the call is malformed.
+                    Mark::Yes => {
+                        self.mode = Mode::Content { at_start: false };
+                        return Flow::Next(i);
+                    }
+                    Mark::Partial => return Flow::Stop(i),
+                    Mark::No => {}
+                }
+            }
+        }
         if at_start {
             let pending = std::mem::take(&mut self.pending);
             self.push_content(&pending, out);
             self.mode = Mode::Content { at_start: false };
         }
-        let opener = spec.section.map_or(spec.call_start, |s| s.0);
         match rest.find(opener) {
             Some(found) => {
                 self.push_content(&rest[..found], out);
@@ -61,7 +80,7 @@ impl MarkedParser {
                 self.begin_call();
                 self.mode = match (spec.section, self.family) {
                     (Some(_), _) => Mode::Section,
-                    (None, MarkedFamily::Mistral | MarkedFamily::Phi4MiniJson) => Mode::MistralBody,
+                    (None, family) if family.array_body() => Mode::MistralBody,
                     (None, _) => match spec.form {
                         CallForm::Object => Mode::Object(ObjPhase::Open),
                         CallForm::Named { .. } => Mode::Name,
@@ -135,10 +154,16 @@ impl MarkedParser {
 
     /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows. After
     /// phi4mini's `functools`, only an array, at once (vLLM's `functools\[`): anything else
-    /// leaves the word as text.
+    /// leaves the word as text. After jamba's `<tool_calls>`, only an array (vLLM's
+    /// `json.loads` of a list, whitespace allowed).
     pub(super) fn step_mistral_body(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (c, i) = (at.c(), at.i);
-        if self.family == MarkedFamily::Phi4MiniJson && c != '[' {
+        let array_only = match self.family {
+            MarkedFamily::Phi4MiniJson => c != '[',
+            MarkedFamily::Jamba => c != '[' && !c.is_whitespace(),
+            _ => false,
+        };
+        if array_only {
             self.malformed(out);
             return Flow::Next(i);
         }
@@ -326,6 +351,8 @@ impl MarkedParser {
         if let Some(end) = self.spec().call_end.filter(|_| !self.scan.in_string()) {
             match mark(rest, end, at.at_end) {
                 Mark::Yes => {
+                    // jamba's end marker also closes an array left open.
+                    self.in_array = false;
                     if self.committed {
                         self.end_call(out);
                         self.mode = self.after_call_mode();
@@ -350,9 +377,13 @@ impl MarkedParser {
         Flow::Next(i)
     }
 
-    /// The call's value is done: drop text up to its end marker.
+    /// The call's value is done: back into its array, or drop text up to its end marker.
     pub(super) fn step_after_call(&mut self, at: At) -> Flow {
         let (rest, i) = (at.rest(), at.i);
+        if self.in_array {
+            self.mode = Mode::MistralArray;
+            return Flow::Next(i);
+        }
         match self.spec().call_end {
             Some(end) => match rest.find(end) {
                 Some(found) => {
@@ -368,10 +399,6 @@ impl MarkedParser {
                     Flow::Stop(i + rest.len() - keep)
                 }
             },
-            None if self.in_array => {
-                self.mode = Mode::MistralArray;
-                Flow::Next(i)
-            }
             None => {
                 self.mode = Mode::Between;
                 Flow::Next(i)

@@ -193,6 +193,9 @@ impl MarkedParser {
         }
         self.end_call(out);
         self.mode = if self.spec().call_end.is_some() {
+            // The rest of the block up to the end marker goes with the broken call (jamba's
+            // marker closes the whole array).
+            self.in_array = false;
             Mode::AfterCall
         } else {
             self.in_array = false;
