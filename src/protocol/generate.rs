@@ -40,6 +40,44 @@ pub struct GenerateRequest {
     /// **(ext)** Present when the request asked for `return_block_hashes`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_hashes: Option<Vec<Value>>,
+    /// **(ext)** Present when the request had `continue_from`: what the bridge did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<Continuation>,
+}
+
+/// **(ext)** The render's answer to `continue_from` (`render::bridge`):
+/// `{"applied": true, "reason": null, "bridged_tokens": 812, "end_of_turn_added": false,
+/// "plain_prompt_tokens": 790, "template_divergence": {"position": 771, "cause":
+/// "reasoning_dropped"}}`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Continuation {
+    /// Whether `token_ids` start with the previous prompt and output.
+    pub applied: bool,
+    /// Why not, when `applied` is false (the prompt is then the template's own rendering).
+    pub reason: Option<String>,
+    /// Tokens taken from the previous turn: its prompt, its output and the end-of-turn
+    /// marker after it (0 when not applied).
+    pub bridged_tokens: usize,
+    /// The engine stopped before the template's end-of-turn marker (length, a stop string,
+    /// another stop token), so the render wrote it after the output.
+    pub end_of_turn_added: bool,
+    /// Length of the template's own rendering of the conversation.
+    pub plain_prompt_tokens: usize,
+    /// Where the template's own rendering departs from the bridged prompt, and why; `null`
+    /// when both are the same tokens.
+    pub template_divergence: Option<ContinuationDivergence>,
+}
+
+/// The first token where the template's rendering differs from the bridged prompt.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ContinuationDivergence {
+    pub position: usize,
+    /// `reasoning_dropped` (the template leaves the reply's reasoning out of history),
+    /// `retokenized` (same text, other IDs than the engine sampled), `whitespace` (the texts
+    /// differ in white space only), `rewritten` (the template renders the reply otherwise:
+    /// another header, re-serialized tool calls), `history` (an earlier turn, carried in the
+    /// previous prompt as it was bridged then).
+    pub cause: &'static str,
 }
 
 impl GenerateRequest {
@@ -89,6 +127,8 @@ impl GenerateRequest {
             ec_transfer_params: &'a Option<Value>,
             #[serde(skip_serializing_if = "Option::is_none")]
             block_hashes: &'a Option<Vec<Value>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            continuation: &'a Option<Continuation>,
         }
         let rest = out.len();
         serde_json::to_writer(
@@ -109,6 +149,7 @@ impl GenerateRequest {
                 kv_transfer_params: &self.kv_transfer_params,
                 ec_transfer_params: &self.ec_transfer_params,
                 block_hashes: &self.block_hashes,
+                continuation: &self.continuation,
             },
         )?;
         // `Rest` opened its own object: continue ours instead.

@@ -14,11 +14,14 @@ mod sampling;
 mod text;
 mod validate;
 
-pub use generate::{GenerateRequest, GenerateResponse, GeneratedChoice, ModelCard, ModelList};
+pub use generate::{
+    Continuation, ContinuationDivergence, GenerateRequest, GenerateResponse, GeneratedChoice,
+    ModelCard, ModelList,
+};
 pub use ids::{request_id, unix_now};
 pub use message::{Field, Message};
 pub use requests::{
-    parse_json, parse_json_shared, ChatRequest, CompletionRequest, ConvertedFrom,
+    parse_json, parse_json_shared, ChatRequest, CompletionRequest, ContinueFrom, ConvertedFrom,
     DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse,
 };
 pub use sampling::{SamplingFields, SamplingParams, StopSpec};

@@ -171,7 +171,20 @@ with_sampling_fields! {
     /// vLLM's deprecated alias: `false` means `mm_payload: "none"` when that is not given.
     #[serde(default)]
     pub return_mm_kwargs: Option<bool>,
+    /// **(ext)** The previous turn's tokens: the render starts the prompt with them instead
+    /// of the template's rendering of that turn (`render::bridge`).
+    #[serde(default)]
+    pub continue_from: Option<ContinueFrom>,
 }
+}
+
+/// **(ext)** `continue_from`: the previous turn's prompt as it was sent to the engine and the
+/// IDs the engine generated for it (with or without the final stop token).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContinueFrom {
+    pub prompt_token_ids: Vec<u32>,
+    pub output_token_ids: Vec<u32>,
 }
 
 impl ChatRequest {

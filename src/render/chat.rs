@@ -35,6 +35,8 @@ pub struct ChatRendered {
     /// Multimodal features when the request had images.
     pub features: Option<serde_json::Value>,
     pub timings: Timings,
+    /// What `continue_from` did (`bridge.rs`); `None` without it.
+    pub continuation: Option<crate::protocol::Continuation>,
 }
 
 /// Renders and tokenizes a chat request, then builds vLLM's `GenerateRequest`. `media` holds
@@ -124,12 +126,27 @@ pub fn generate_request(
         kv_transfer_params: req.kv_transfer_params.clone(),
         ec_transfer_params: req.ec_transfer_params.clone(),
         block_hashes,
+        continuation: rendered.continuation,
     };
     Ok(out)
 }
 
 /// Renders the prompt text and its token IDs (images expanded; `media` as [`render_chat`]).
+/// With `continue_from`, the IDs are the bridged prompt when it fits (`bridge.rs`); the
+/// text stays the template's.
 pub fn render_chat_prompt(
+    model: &Model,
+    req: &ChatRequest,
+    opts: &RenderOptions,
+    media: Option<&FetchedMedia>,
+) -> Result<ChatRendered, RequestError> {
+    let mut rendered = render_plain(model, req, opts, media)?;
+    super::bridge::apply(model, req, opts, &mut rendered)?;
+    Ok(rendered)
+}
+
+/// The template's own rendering of the request.
+fn render_plain(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
@@ -255,6 +272,7 @@ pub fn render_chat_prompt(
         token_ids,
         features,
         timings,
+        continuation: None,
     })
 }
 

@@ -162,6 +162,7 @@ pub fn render_completion(
             kv_transfer_params: req.kv_transfer_params.clone(),
             ec_transfer_params: req.ec_transfer_params.clone(),
             block_hashes,
+            continuation: None,
         });
     }
     Ok((out, timings))

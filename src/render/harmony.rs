@@ -37,5 +37,6 @@ pub fn render_prompt(
             tokenize: t1.elapsed(),
             template_engine: Some(TemplateEngine::Harmony),
         },
+        continuation: None,
     })
 }

@@ -3,6 +3,7 @@
 //!
 //! * `chat.rs`: `/v1/chat/completions/render`;
 //! * `completion.rs`: `/v1/completions/render`;
+//! * `bridge.rs`: `continue_from`, turn N on the exact tokens of turn N−1;
 //! * `harmony.rs`: chats for gpt-oss, in its Harmony format rather than a template;
 //! * `anthropic.rs` / `responses.rs`: `/v1/messages/render` and `/v1/responses/render`, as the
 //!   chat requests vLLM makes of them;
@@ -13,6 +14,7 @@
 //! * `options.rs`: the server-wide switches.
 
 pub mod anthropic;
+mod bridge;
 pub mod cancel;
 pub mod chat;
 pub mod completion;
@@ -25,6 +27,7 @@ pub mod sampling;
 mod tool_choice;
 mod truncate;
 
+pub use bridge::common_prefix;
 pub use chat::{generate_request, render_chat, render_chat_prompt, ChatRendered};
 pub use completion::render_completion;
 pub use multimodal::{fetch_request_media, FetchedMedia, TensorDtype};

@@ -123,7 +123,7 @@ fn history_tool_calls(req: &ChatRequest) -> usize {
 }
 
 /// The reasoning tags of the parser this server runs for `model`, if any.
-fn reasoning_spec(opts: &RenderOptions, model: &Model) -> Option<TagSpec> {
+pub(super) fn reasoning_spec(opts: &RenderOptions, model: &Model) -> Option<TagSpec> {
     if model.harmony.is_some() {
         return None;
     }

@@ -4,10 +4,7 @@
 
 use serde::Serialize;
 
-/// Length of the longest common prefix of two token sequences.
-pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
+pub use crate::render::common_prefix;
 
 /// Where two sequences first differ.
 #[derive(Debug, Clone, Serialize)]
