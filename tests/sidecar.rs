@@ -521,3 +521,58 @@ fn responses_front_door_streams_response_events_and_answers_a_response() {
         .collect();
     assert_eq!(streamed, TEXT);
 }
+
+/// Turn 2 through the front door on turn 1's exact tokens: the client passes back the
+/// `prompt_token_ids` and `token_ids` that `return_token_ids` gave it as `continue_from`,
+/// and the engine gets a prompt that starts with them (**ext**, `docs/api.md`).
+#[test]
+fn continue_from_sends_the_engine_turn_one_exactly() {
+    // One token per character: IDs the text alone would not give back.
+    let sampled: Vec<u32> = TEXT.chars().flat_map(|c| ids(&c.to_string())).collect();
+    let (engine, base) = setup(Script {
+        events: events(&sampled, 5, "length"),
+        ..Script::default()
+    });
+    let (status, _, body) = post(
+        &base,
+        "/v1/chat/completions",
+        &chat(json!({"return_token_ids": true})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let turn1: Value = serde_json::from_str(&body).unwrap();
+    let reply = turn1["choices"][0]["message"]["content"].clone();
+    assert_eq!(reply, TEXT);
+    let messages = json!([
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "Again?"},
+    ]);
+    let from = json!({"prompt_token_ids": turn1["prompt_token_ids"],
+                      "output_token_ids": turn1["choices"][0]["token_ids"]});
+    let mut held: Vec<Value> = turn1["prompt_token_ids"].as_array().unwrap().clone();
+    held.extend(
+        turn1["choices"][0]["token_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    held.push(json!(ids("<|im_end|>")[0]));
+    for stream in [false, true] {
+        let (status, _, body) = post(
+            &base,
+            "/v1/chat/completions",
+            &chat(json!({"messages": messages, "continue_from": from, "stream": stream})),
+        );
+        assert_eq!(status, 200, "{body}");
+        let continuation = if stream {
+            sse(&body)[0]["continuation"].clone()
+        } else {
+            serde_json::from_str::<Value>(&body).unwrap()["continuation"].clone()
+        };
+        assert_eq!(continuation["applied"], true, "{body}");
+        assert_eq!(continuation["end_of_turn_added"], true);
+        let sent = engine.generates().last().unwrap()["token_ids"].clone();
+        assert_eq!(sent.as_array().unwrap()[..held.len()], held[..]);
+    }
+}

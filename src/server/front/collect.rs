@@ -69,6 +69,7 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         model,
         live,
         shape,
+        continuation,
         ..
     } = f;
     let answer = match shape.api() {
@@ -90,6 +91,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
                 }
             }
         }
+    }
+    if let Some(c) = continuation.filter(|_| shape.api().is_none()) {
+        out["continuation"] = serde_json::json!(c);
     }
     if let Some(tokens) = out
         .pointer("/usage/completion_tokens")

@@ -340,6 +340,7 @@ async fn run(
     let kind = shape.kind();
     let id = generate.request_id.clone();
     let prompt_ids: Vec<u32> = generate.token_ids.as_ref().clone();
+    let continuation = generate.continuation.clone();
     let n = generate.sampling_params.n.max(1);
     let stream = generate.stream;
     let wire = engine.wire();
@@ -392,6 +393,7 @@ async fn run(
         guard,
         n,
         start,
+        continuation,
         _permit: permit,
     };
     if stream {
@@ -411,6 +413,9 @@ pub(super) struct Flow {
     guard: AbortOnDrop,
     n: u32,
     start: Instant,
+    /// What the render's bridge did with `continue_from` (**ext**), for the chat answer:
+    /// on the whole response, or on the first chunk of a stream.
+    continuation: Option<crate::protocol::Continuation>,
     /// The request's `--max-concurrency` slot, held until the answer is complete.
     _permit: OwnedSemaphorePermit,
 }

@@ -163,6 +163,9 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
                     if continuous {
                         chunk["usage"] = usage(&f.live);
                     }
+                    if let Some(c) = f.continuation.take() {
+                        chunk["continuation"] = serde_json::json!(c);
+                    }
                     vec![sse(&chunk)]
                 }),
             Some(api) => f
