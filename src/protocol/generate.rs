@@ -238,6 +238,7 @@ mod tests {
             ec_transfer_params: Some(serde_json::json!({"remote": true})),
             return_token_ids: Some(true),
             block_hashes,
+            continuation: None,
         }
     }
 
