@@ -19,6 +19,11 @@ pub struct ModelArgs {
     /// the embedded Qwen3 tokenizer and template are served as `qwen3`.
     #[arg(long = "model", value_name = "[NAME=]PATH")]
     pub models: Vec<String>,
+    /// A chat template file that replaces a model's own: NAME=PATH, or PATH when one model
+    /// is served. Repeatable. templates/ has prefix-stable variants of Qwen3's and
+    /// DeepSeek-R1's that keep reasoning in history (docs/multi-turn.md).
+    #[arg(long = "chat-template", value_name = "[NAME=]PATH")]
+    pub chat_templates: Vec<String>,
     /// Template instruction budget per render (minijinja fuel); exhausted → 400. 0 disables
     /// the bound.
     #[arg(long, default_value_t = 50_000_000, env = "LLM_RENDER_TEMPLATE_FUEL")]
@@ -209,7 +214,9 @@ impl ModelArgs {
     }
 
     pub fn load(&self) -> anyhow::Result<ModelRegistry> {
-        Ok(ModelRegistry::load(&self.models, &self.load_options())?)
+        let mut registry = ModelRegistry::load(&self.models, &self.load_options())?;
+        registry.set_chat_templates(&self.chat_templates, self.fuel())?;
+        Ok(registry)
     }
 
     pub fn load_options(&self) -> LoadOptions {

@@ -57,6 +57,8 @@ pub enum LoadError {
     Duplicate(String),
     #[error("{0}: loading it panicked")]
     Panicked(String),
+    #[error("--chat-template {spec:?}: {message}")]
+    ChatTemplate { spec: String, message: String },
 }
 
 /// Options that apply to every loaded model.

@@ -2,6 +2,7 @@
 
 use super::{parse_model_spec, LoadError, LoadOptions, Model};
 use crate::error::RequestError;
+use crate::template::ChatTemplates;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -50,6 +51,52 @@ impl ModelRegistry {
         Self::new(models)
     }
 
+    /// Applies `--chat-template [NAME=]PATH` (repeatable): the file's template replaces the
+    /// named model's own (all of them, as vLLM's flag does); without a name, the only model
+    /// served. Called right after [`ModelRegistry::load`], while the models are not shared.
+    pub fn set_chat_templates(
+        &mut self,
+        specs: &[String],
+        fuel: Option<u64>,
+    ) -> Result<(), LoadError> {
+        for spec in specs {
+            let bad = |message: String| LoadError::ChatTemplate {
+                spec: spec.clone(),
+                message,
+            };
+            let (name, path) = match spec.split_once('=') {
+                Some((n, p)) if !n.is_empty() && !p.is_empty() => (Some(n), p),
+                Some(_) => return Err(bad("expected PATH or NAME=PATH".into())),
+                None => (None, spec.as_str()),
+            };
+            let names: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+            let index = match name {
+                Some(n) => self
+                    .models
+                    .iter()
+                    .position(|m| m.name == n)
+                    .ok_or_else(|| {
+                        bad(format!("no model is served as {n:?} (served: {names:?})"))
+                    })?,
+                None if self.models.len() == 1 => 0,
+                None => {
+                    return Err(bad(format!(
+                        "several models are served ({names:?}): name one as NAME=PATH"
+                    )))
+                }
+            };
+            let source = std::fs::read_to_string(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => bad(format!("{path} does not exist")),
+                _ => bad(format!("{path}: {e}")),
+            })?;
+            let model = Arc::get_mut(&mut self.models[index])
+                .ok_or_else(|| bad("the model is already in use".into()))?;
+            model.templates = ChatTemplates::compile(vec![("default".into(), source)], fuel)
+                .map_err(|e| bad(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     pub fn models(&self) -> &[Arc<Model>] {
         &self.models
     }
@@ -95,6 +142,34 @@ mod tests {
         let registry = ModelRegistry::load(&specs, &LoadOptions::default()).unwrap();
         let names: Vec<&str> = registry.models().iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn chat_template_flags_replace_a_models_template() {
+        let dir = env!("CARGO_MANIFEST_DIR");
+        let keep = format!("{dir}/templates/qwen3_keep_reasoning.jinja");
+        let opts = LoadOptions::default();
+        let mut one = ModelRegistry::load(&[spec("a", "qwen3")], &opts).unwrap();
+        one.set_chat_templates(std::slice::from_ref(&keep), None)
+            .unwrap();
+        let source = std::fs::read_to_string(&keep).unwrap();
+        assert_eq!(one.models()[0].templates.sources(), [source.as_str()]);
+        let mut two =
+            ModelRegistry::load(&[spec("a", "qwen3"), spec("b", "llama3_1")], &opts).unwrap();
+        two.set_chat_templates(&[format!("a={keep}")], None)
+            .unwrap();
+        for (flag, needle) in [
+            (keep.clone(), "name one as NAME=PATH"),
+            (format!("c={keep}"), "no model is served as \"c\""),
+            (
+                "a=/no/such.jinja".to_string(),
+                "/no/such.jinja does not exist",
+            ),
+            ("a=".to_string(), "expected PATH or NAME=PATH"),
+        ] {
+            let err = two.set_chat_templates(&[flag], None).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
+        }
     }
 
     #[test]

@@ -96,6 +96,11 @@ impl ChatTemplates {
         self.entries.iter().map(|e| e.name.as_str())
     }
 
+    /// The templates' sources, in order.
+    pub fn sources(&self) -> Vec<&str> {
+        self.entries.iter().map(|e| e.source.as_str()).collect()
+    }
+
     /// transformers' `get_chat_template`: with several named templates, `tool_use` when the
     /// request passes tools (even an empty list), else `default`.
     pub fn select(&self, has_tools: bool) -> Result<Selected<'_>, SelectError> {
