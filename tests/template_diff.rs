@@ -222,3 +222,55 @@ fn bad_input_is_reported_not_a_crash() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
 }
+
+/// `--bridge` and `--variant`: Qwen3 without thinking reuses nothing of the reply plainly;
+/// bridged, or under the prefix-stable template, every full block of turn 1 + reply.
+#[test]
+fn bridged_and_prefix_stable_turn_two_reuse_the_reply() {
+    let msgs = tmp(
+        "q2.json",
+        r#"[{"role": "system", "content": "You answer in one short sentence, always."},
+            {"role": "user", "content": "What is the capital of France?"}]"#,
+    );
+    let variant =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("templates/qwen3_keep_reasoning.jinja");
+    let (code, out) = run(&[
+        "--model",
+        &model_flag("qwen3"),
+        "--messages",
+        msgs.to_str().unwrap(),
+        "--reply",
+        "The capital of France is Paris, on the Seine.",
+        "--followup",
+        "Thanks, makes sense.",
+        "--chat-template-kwargs",
+        r#"{"enable_thinking": false}"#,
+        "--bridge",
+        "--variant",
+        variant.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out:?}");
+    assert_eq!(out.len(), 2);
+    let (original, stable) = (&out[0], &out[1]);
+    assert_eq!(original["template"], "qwen3");
+    assert!(stable["template"]
+        .as_str()
+        .unwrap()
+        .ends_with("qwen3_keep_reasoning.jinja"));
+    let held = original["decode_held_tokens"].as_u64().unwrap();
+    let full_blocks = held / 16 * 16;
+    // The original template drops the empty think block: it parts inside turn 1's prompt.
+    assert!(
+        original["cached_tokens"].as_u64().unwrap()
+            < original["turn1_prompt_tokens"].as_u64().unwrap()
+    );
+    for r in [original, stable] {
+        let b = &r["bridged"];
+        assert_eq!(b["applied"], true, "{r}");
+        assert_eq!(b["common_prefix_tokens"], held, "{r}");
+        assert_eq!(b["cached_tokens"], full_blocks, "{r}");
+    }
+    // The prefix-stable template alone keeps the whole reply.
+    assert_eq!(stable["common_prefix_tokens"], held, "{stable}");
+    assert_eq!(stable["cached_tokens"], full_blocks);
+}

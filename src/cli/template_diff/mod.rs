@@ -7,6 +7,11 @@
 //! and reports the common prefix, the first divergence, and the cached/uncached tokens at
 //! the engine's block size and at a router index's block size (`analysis.rs`).
 //!
+//! `--bridge` adds the same figures for turn 2 rendered with `continue_from` (turn 1's
+//! prompt and reply IDs, `render::bridge`); `--variant PATH` runs each case again under
+//! another template (a prefix-stable one from templates/) and reports it beside the
+//! original.
+//!
 //! **Template mode** (`--against PATH`) renders the same conversation with two models or
 //! templates and reports the first token where they differ.
 //!
@@ -23,7 +28,7 @@ pub use analysis::{
 use super::ModelArgs;
 use crate::error::RequestError;
 use crate::model::Model;
-use crate::protocol::{parse_json, ChatRequest};
+use crate::protocol::{parse_json, ChatRequest, ContinueFrom};
 use crate::render::{render_chat_prompt, ChatRendered, RenderOptions};
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -58,6 +63,15 @@ pub struct TemplateDiffArgs {
     /// Tools (a JSON array file) passed to both turns.
     #[arg(long)]
     pub tools: Option<String>,
+    /// Also render turn 2 bridged (`continue_from`: turn 1's prompt and reply IDs) and report
+    /// its reuse.
+    #[arg(long)]
+    pub bridge: bool,
+    /// Turn mode: also run each case under this template (a .jinja file on the same
+    /// tokenizer, e.g. templates/qwen3_keep_reasoning.jinja, or a model folder) and report
+    /// it beside the model's own.
+    #[arg(long, conflicts_with = "against")]
+    pub variant: Option<String>,
     /// Template mode: the model folder (or a .jinja file) to compare against.
     #[arg(long)]
     pub against: Option<String>,
@@ -93,6 +107,8 @@ pub struct Case {
 #[derive(Debug, Clone, Serialize)]
 pub struct TurnReport {
     pub id: Option<String>,
+    /// The model, or the `--variant` template, the case ran under.
+    pub template: String,
     pub turn1_prompt_tokens: usize,
     pub decode_held_tokens: usize,
     pub turn2_prompt_tokens: usize,
@@ -105,6 +121,23 @@ pub struct TurnReport {
     pub index_cached_tokens: usize,
     pub index_uncached_tokens: usize,
     pub decider_skips_prefill: Option<bool>,
+    /// With `--bridge`: turn 2 rendered with `continue_from`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bridged: Option<BridgedReport>,
+}
+
+/// Turn 2 rendered on turn 1's tokens (`--bridge`), against what the decode pod holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct BridgedReport {
+    /// Whether the render bridged (`continuation.applied`), and why not.
+    pub applied: bool,
+    pub reason: Option<String>,
+    pub prompt_tokens: usize,
+    pub common_prefix_tokens: usize,
+    pub cached_tokens: usize,
+    pub uncached_tokens: usize,
+    pub index_cached_tokens: usize,
+    pub index_uncached_tokens: usize,
 }
 
 /// The template-mode report.
@@ -235,14 +268,14 @@ pub fn turn(
         (Some(text), None) => (text.clone(), model.encode(text, false)?),
         (None, Some(ids)) => {
             let mut ids = ids.clone();
-            if ids.last().is_some_and(|t| model.eos_token_ids.contains(t)) {
-                ids.pop();
-            }
             if let Some(bad_id) = ids.iter().find(|id| !model.has_token(**id)) {
                 return Err(bad(
                     "reply_ids",
                     format!("token ID {bad_id} is out of range"),
                 ));
+            }
+            if ids.last().is_some_and(|t| model.eos_token_ids.contains(t)) {
+                ids.pop();
             }
             (model.decode(&ids, true).unwrap_or_default(), ids)
         }
@@ -288,8 +321,39 @@ pub fn turn(
     } else {
         index_reuse(lcp, turn2.len(), visible, index_block)
     };
+    let bridged = if args.bridge {
+        let sampled = case.reply_ids.clone().unwrap_or_else(|| reply_ids.clone());
+        let mut req = chat_request(case, &messages2)?;
+        req.continue_from = Some(ContinueFrom {
+            prompt_token_ids: turn1.to_vec(),
+            output_token_ids: sampled,
+        });
+        let r = render_chat_prompt(model, &req, opts, None)?;
+        let ids = &r.token_ids;
+        let lcp = common_prefix(&held, ids);
+        let engine = engine_reuse(lcp, ids.len(), block);
+        let index = if index_block == block {
+            engine
+        } else {
+            index_reuse(lcp, ids.len(), visible, index_block)
+        };
+        let c = r.continuation.as_ref();
+        Some(BridgedReport {
+            applied: c.is_some_and(|c| c.applied),
+            reason: c.and_then(|c| c.reason.clone()),
+            prompt_tokens: ids.len(),
+            common_prefix_tokens: lcp,
+            cached_tokens: engine.cached_tokens,
+            uncached_tokens: engine.uncached_tokens,
+            index_cached_tokens: index.cached_tokens,
+            index_uncached_tokens: index.uncached_tokens,
+        })
+    } else {
+        None
+    };
     Ok(TurnReport {
         id: case.id.clone(),
+        template: model.name.clone(),
         turn1_prompt_tokens: turn1.len(),
         decode_held_tokens: held.len(),
         turn2_prompt_tokens: turn2.len(),
@@ -302,6 +366,7 @@ pub fn turn(
         index_cached_tokens: index.cached_tokens,
         index_uncached_tokens: index.uncached_tokens,
         decider_skips_prefill: args.non_cached_tokens.map(|n| index.uncached_tokens < n),
+        bridged,
     })
 }
 
@@ -426,6 +491,11 @@ pub fn run(args: TemplateDiffArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|p| against_model(&args.model, p))
         .transpose()?;
+    let variant = args
+        .variant
+        .as_deref()
+        .map(|p| against_model(&args.model, p))
+        .transpose()?;
     let progress = indicatif::ProgressBar::new(cases.len() as u64);
     if cases.len() < 2 {
         progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -433,21 +503,30 @@ pub fn run(args: TemplateDiffArgs) -> anyhow::Result<i32> {
     let mut rows = Vec::with_capacity(cases.len());
     let mut failed = 0;
     for case in &cases {
-        let row = match &against {
-            Some(right) => compare(&model, right, case, &opts).map(report::Row::Compare),
-            None => turn(&model, case, &args, &opts).map(report::Row::Turn),
-        };
-        let row = row.unwrap_or_else(|e| {
-            failed += 1;
-            report::Row::Error {
-                id: case.id.clone(),
-                message: e.to_string(),
+        let mut results = Vec::with_capacity(2);
+        match &against {
+            Some(right) => {
+                results.push(compare(&model, right, case, &opts).map(report::Row::Compare))
             }
-        });
-        if args.json {
-            progress.suspend(|| println!("{}", row.to_json()));
+            None => {
+                for m in std::iter::once(model.as_ref()).chain(variant.as_ref()) {
+                    results.push(turn(m, case, &args, &opts).map(report::Row::Turn));
+                }
+            }
         }
-        rows.push(row);
+        for row in results {
+            let row = row.unwrap_or_else(|e| {
+                failed += 1;
+                report::Row::Error {
+                    id: case.id.clone(),
+                    message: e.to_string(),
+                }
+            });
+            if args.json {
+                progress.suspend(|| println!("{}", row.to_json()));
+            }
+            rows.push(row);
+        }
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -457,7 +536,8 @@ pub fn run(args: TemplateDiffArgs) -> anyhow::Result<i32> {
             report::human(
                 &rows,
                 &model.name,
-                against.as_ref().map(|m| m.name.as_str())
+                against.as_ref().map(|m| m.name.as_str()),
+                variant.as_ref().map(|m| m.name.as_str()),
             )
         );
     }

@@ -91,6 +91,30 @@ fn turn_table(out: &mut String, r: &TurnReport) {
         "  index  (block {:>3})    {} cached, {} uncached",
         r.index_block_size, r.index_cached_tokens, r.index_uncached_tokens
     );
+    if let Some(b) = &r.bridged {
+        match &b.reason {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "  bridged turn 2        {} tokens, common prefix {}",
+                    b.prompt_tokens, b.common_prefix_tokens
+                );
+            }
+            Some(reason) => {
+                let _ = writeln!(out, "  bridged turn 2        not applied: {reason}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "    engine (block {:>3})  {} cached, {} uncached",
+            r.block_size, b.cached_tokens, b.uncached_tokens
+        );
+        let _ = writeln!(
+            out,
+            "    index  (block {:>3})  {} cached, {} uncached",
+            r.index_block_size, b.index_cached_tokens, b.index_uncached_tokens
+        );
+    }
     if let Some(skip) = r.decider_skips_prefill {
         let _ = writeln!(
             out,
@@ -122,18 +146,31 @@ fn compare_table(out: &mut String, r: &CompareReport) {
 }
 
 /// Tables for every case, then a summary when there are several.
-pub fn human(rows: &[Row], model: &str, against: Option<&str>) -> String {
+pub fn human(rows: &[Row], model: &str, against: Option<&str>, variant: Option<&str>) -> String {
     let mut out = String::new();
-    match against {
-        Some(a) => {
+    match (against, variant) {
+        (Some(a), _) => {
             let _ = writeln!(out, "template-diff (template mode): {model} vs {a}");
         }
-        None => {
+        (None, Some(v)) => {
+            let _ = writeln!(
+                out,
+                "template-diff (turn mode): {model}, and the variant {v}"
+            );
+        }
+        (None, None) => {
             let _ = writeln!(out, "template-diff (turn mode): {model}");
         }
     }
     for row in rows {
-        let _ = writeln!(out, "\ncase {}", row.id());
+        match (row, variant) {
+            (Row::Turn(r), Some(_)) => {
+                let _ = writeln!(out, "\ncase {} under {}", row.id(), r.template);
+            }
+            _ => {
+                let _ = writeln!(out, "\ncase {}", row.id());
+            }
+        }
         match row {
             Row::Turn(r) => turn_table(&mut out, r),
             Row::Compare(r) => compare_table(&mut out, r),
@@ -150,6 +187,10 @@ pub fn human(rows: &[Row], model: &str, against: Option<&str>) -> String {
             "case", "prompt", "prefix", "cached", "uncached", "diverges at"
         );
         for row in rows {
+            let label = match (row, variant) {
+                (Row::Turn(r), Some(_)) => format!("{} [{}]", row.id(), r.template),
+                _ => row.id(),
+            };
             let (prompt, prefix, cached, uncached, at) = match row {
                 Row::Turn(r) => (
                     r.turn2_prompt_tokens,
@@ -170,7 +211,7 @@ pub fn human(rows: &[Row], model: &str, against: Option<&str>) -> String {
             let _ = writeln!(
                 out,
                 "  {:<28} {:>8} {:>8} {:>8} {:>9} {:>11}",
-                row.id(),
+                label,
                 prompt,
                 prefix,
                 cached,
