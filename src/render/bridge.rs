@@ -48,7 +48,18 @@ pub fn apply(
     let plain_len = rendered.token_ids.len();
     let continuation = match bridge(model, req, opts, rendered, from)? {
         Ok((ids, end_of_turn_added, bridged_tokens)) => {
-            let template_divergence = divergence(model, opts, &ids, &rendered.token_ids, from);
+            let reply = req
+                .messages
+                .iter()
+                .rev()
+                .find(|m| role(m) == Some("assistant"));
+            let reasoning = reply
+                .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
+                .and_then(|f| f.as_str())
+                .map(str::trim)
+                .filter(|r| !r.is_empty());
+            let template_divergence =
+                divergence(model, opts, &ids, &rendered.token_ids, from, reasoning);
             rendered.token_ids = Arc::new(ids);
             Continuation {
                 applied: true,
@@ -399,13 +410,15 @@ fn spells(model: &Model, ids: &[u32], message: &Message) -> bool {
         .all(|n| text.contains(n.as_str()))
 }
 
-/// Where the template's own rendering `plain` departs from the bridged prompt, and why.
+/// Where the template's own rendering `plain` departs from the bridged prompt, and why
+/// (`reasoning`: the reply message's, which a template that drops it leaves out).
 fn divergence(
     model: &Model,
     opts: &RenderOptions,
     bridged: &[u32],
     plain: &[u32],
     from: &ContinueFrom,
+    reasoning: Option<&str>,
 ) -> Option<ContinuationDivergence> {
     if bridged == plain {
         return None;
@@ -435,7 +448,9 @@ fn divergence(
         "retokenized"
     } else if squeeze(&ours) == squeeze(&theirs) {
         "whitespace"
-    } else if ours.contains(&end_tag) && !theirs.contains(&end_tag) {
+    } else if (ours.contains(&end_tag) && !theirs.contains(&end_tag))
+        || reasoning.is_some_and(|r| ours.contains(r) && !theirs.contains(r))
+    {
         "reasoning_dropped"
     } else {
         "rewritten"
