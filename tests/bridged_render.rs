@@ -321,3 +321,32 @@ fn bad_continue_from_is_a_400_naming_the_field() {
         Some("truncate_prompt_tokens"),
     );
 }
+
+#[test]
+fn metrics_count_applied_and_refused_bridges() {
+    let t = qwen3_thinking();
+    let (prompt1, output, _, _) = run(&t, true);
+    refused_bridge(
+        json!([{"role": "user", "content": "Hi"}]),
+        prompt1,
+        output,
+        "no assistant",
+    );
+    let text = common::client()
+        .get(format!("{}/metrics", golden_server()))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let value = |series: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(series))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let applied = r#"llm_render_continuations_total{model="qwen3",result="applied"}"#;
+    let refused = r#"llm_render_continuations_total{model="qwen3",result="refused"}"#;
+    assert!(value(applied) >= 1.0 && value(refused) >= 1.0, "{text}");
+    assert!(value(r#"llm_render_bridged_tokens_total{model="qwen3"}"#) >= 1.0);
+}

@@ -56,6 +56,10 @@ pub struct Metrics {
     pub prompt_cache: IntCounterVec,
     /// Prompt cache size by model and kind (`entries`, `bytes`, `max_bytes`).
     pub prompt_cache_size: IntGaugeVec,
+    /// Renders with `continue_from`, by model and result (`applied`, `refused`).
+    pub continuations: IntCounterVec,
+    /// Prompt tokens taken verbatim from the previous turn by bridged renders.
+    pub bridged_tokens: IntCounterVec,
 }
 
 impl Metrics {
@@ -127,6 +131,22 @@ impl Metrics {
             ),
             &["model", "kind"],
         )?;
+        let continuations = IntCounterVec::new(
+            Opts::new(
+                "continuations_total",
+                "Chat renders with continue_from: applied (bridged onto the previous turn's tokens) or refused (rendered plainly)",
+            ),
+            &["model", "result"],
+        )?;
+        let bridged_tokens = IntCounterVec::new(
+            Opts::new(
+                "bridged_tokens_total",
+                "Prompt tokens taken verbatim from the previous turn (prompt, output, end-of-turn marker) by bridged renders",
+            ),
+            &["model"],
+        )?;
+        registry.register(Box::new(continuations.clone()))?;
+        registry.register(Box::new(bridged_tokens.clone()))?;
         registry.register(Box::new(prompt_cache.clone()))?;
         registry.register(Box::new(prompt_cache_size.clone()))?;
         registry.register(Box::new(segment_cache.clone()))?;
@@ -165,6 +185,8 @@ impl Metrics {
             segment_cache_size,
             prompt_cache,
             prompt_cache_size,
+            continuations,
+            bridged_tokens,
         };
         metrics.models = models.iter().map(|m| metrics.model_series(m)).collect();
         Ok(metrics)
@@ -228,6 +250,15 @@ impl Metrics {
             Some(TemplateEngine::Harmony) => m.harmony.inc(),
             None => {}
         }
+    }
+
+    /// Records what a render did with `continue_from`.
+    pub fn observe_continuation(&self, model: &str, c: &crate::protocol::Continuation) {
+        let result = if c.applied { "applied" } else { "refused" };
+        self.continuations.with_label_values(&[model, result]).inc();
+        self.bridged_tokens
+            .with_label_values(&[model])
+            .inc_by(c.bridged_tokens as u64);
     }
 
     /// Copies each model's cache statistics into the registry (called per scrape).

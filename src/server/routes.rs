@@ -165,6 +165,9 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
         let (out, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
         st.metrics
             .observe_render(&model.name, out.token_ids.len(), timings);
+        if let Some(c) = &out.continuation {
+            st.metrics.observe_continuation(&model.name, c);
+        }
         JsonBytes::generate(out)
     })
     .await?;

@@ -244,6 +244,9 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
         let (g, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
         st.metrics
             .observe_render(&model.name, g.token_ids.len(), timings);
+        if let Some(c) = &g.continuation {
+            st.metrics.observe_continuation(&model.name, c);
+        }
         original.remove("messages");
         Ok(Prepared {
             model,
