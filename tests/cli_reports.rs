@@ -46,6 +46,24 @@ fn template_diff_qwen3_non_thinking() {
 }
 
 #[test]
+fn template_diff_bridge_and_prefix_stable_variant() {
+    insta::assert_snapshot!(report(&[
+        "template-diff",
+        "--messages",
+        "examples/template-diff/qwen3_turn1.json",
+        "--reply",
+        "The capital of France is Paris.",
+        "--followup",
+        "Thanks, makes sense.",
+        "--chat-template-kwargs",
+        r#"{"enable_thinking": false}"#,
+        "--bridge",
+        "--variant",
+        "templates/qwen3_keep_reasoning.jinja",
+    ]));
+}
+
+#[test]
 fn template_diff_llama_reply_ids_and_router_index() {
     insta::assert_snapshot!(report(&[
         "template-diff",

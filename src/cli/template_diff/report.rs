@@ -188,7 +188,12 @@ pub fn human(rows: &[Row], model: &str, against: Option<&str>, variant: Option<&
         );
         for row in rows {
             let label = match (row, variant) {
-                (Row::Turn(r), Some(_)) => format!("{} [{}]", row.id(), r.template),
+                (Row::Turn(r), Some(_)) => {
+                    let name = std::path::Path::new(&r.template)
+                        .file_name()
+                        .map_or(r.template.clone(), |n| n.to_string_lossy().into_owned());
+                    format!("{} [{name}]", row.id())
+                }
                 _ => row.id(),
             };
             let (prompt, prefix, cached, uncached, at) = match row {
