@@ -5,8 +5,8 @@
 //! with a variant of [`AnyToolParser`]).
 
 use crate::tool::{
-    MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
-    XmlParser,
+    ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas,
+    XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -518,6 +518,8 @@ pub enum AnyToolParser {
     Xml(XmlParser),
     Pythonic(PythonicParser),
     Harmony(HarmonyParser),
+    /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
+    Forced(ForcedCallParser),
 }
 
 impl AnyToolParser {
@@ -540,6 +542,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.push(text, out),
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
+            AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
         }
@@ -550,6 +553,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.finish(out),
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
+            AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
     }

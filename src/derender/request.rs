@@ -16,9 +16,11 @@ use super::{StateCodec, StopStrings};
 use crate::error::RequestError;
 use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
+use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
     reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
-    HarmonyParser, TagReasoningParser, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS,
+    AnyToolParser, HarmonyParser, TagReasoningParser, ToolGrammar, ToolSchemas, HARMONY_REASONING,
+    HARMONY_TOOLS,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -433,6 +435,26 @@ pub fn new_choice(
     }
     let reasoning = reasoning_for(&cfg.reasoning_parser, model, req);
     let tools = tool_parser_name(&cfg.tool_call_parser, model, req)
-        .and_then(|name| tool_parser(&name, schemas(req)));
+        .and_then(|name| forced_call(&name, req).or_else(|| tool_parser(&name, schemas(req))));
     ChoiceState::new(index, stops, reasoning, tools)
+}
+
+/// vLLM's reading of a `tool_choice` the render constrained with a JSON schema (a family
+/// without a structural tag, `ToolGrammar::JsonSchema`): a named tool's arguments, or
+/// `required`'s list of calls, in place of the family's format.
+fn forced_call(parser: &str, req: &Map<String, Value>) -> Option<AnyToolParser> {
+    let entry = tool_parser_for_model(parser)?;
+    if entry.grammar != ToolGrammar::JsonSchema {
+        return None;
+    }
+    match req.get("tool_choice")? {
+        Value::String(s) if s == "required" => {
+            Some(AnyToolParser::Forced(ForcedCallParser::required()))
+        }
+        Value::Object(o) => {
+            let name = o.get("function")?.get("name")?.as_str()?;
+            Some(AnyToolParser::Forced(ForcedCallParser::named(name)))
+        }
+        _ => None,
+    }
 }

@@ -23,12 +23,14 @@
 
 mod coerce;
 mod engine_content;
+mod forced;
 mod json_scan;
 mod marked;
 mod pythonic;
 mod xml;
 
 pub use coerce::Types;
+pub use forced::ForcedCallParser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use xml::{XmlFamily, XmlParser};
