@@ -565,3 +565,51 @@ fn tfr_test_finish_reason_stop_for_named_tool_choice() {
         assert_eq!(c["finish_reason"], want, "{choice} {engine}");
     }
 }
+
+/// vLLM's rule where a parser is configured (`serving.py` `derender_chat_response` /
+/// `derender_chat_stream_response`): a chat derender needs `chat_request`, a stream chunk
+/// `prompt_token_ids`. Here a parser set by name (`--reasoning-parser qwen3`) brings the
+/// rule; under `auto` the parsers run with the request's defaults instead.
+#[test]
+fn v_a_named_parser_needs_chat_request_and_a_stream_its_prompt() {
+    let config = ServerConfig {
+        derender: DerenderConfig {
+            reasoning_parser: "qwen3".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let base = start_server(golden_registry(), config);
+    let send = |body: Value| {
+        let r = client()
+            .post(format!("{base}{CHAT}"))
+            .json(&body)
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.json::<Value>().unwrap())
+    };
+    let out = generate_response(json!(ids("Hello")));
+    let request = json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hi"}]});
+    let (code, body) = send(json!({"model": "qwen3", "generate_response": out}));
+    assert_eq!(
+        (code, &body["error"]["param"]),
+        (400, &json!("chat_request")),
+        "{body}"
+    );
+    assert!(error_message(&body).contains("plain detokenization would leak raw parser markup"));
+    let (code, body) = send(
+        json!({"model": "qwen3", "stream": true, "generate_chunk": out,
+                                   "chat_request": request}),
+    );
+    assert_eq!(
+        (code, &body["error"]["param"]),
+        (400, &json!("prompt_token_ids")),
+        "{body}"
+    );
+    let (code, body) = send(json!({"model": "qwen3", "generate_response": out,
+                                   "chat_request": request}));
+    assert_eq!(code, 200, "{body}");
+    // Without a named parser (this file's shared server runs none), a bare request is fine.
+    let (code, _) = post(CHAT, &json!({"model": "qwen3", "generate_response": out}));
+    assert_eq!(code, 200);
+}

@@ -118,6 +118,15 @@ impl Default for DerenderConfig {
 }
 
 impl DerenderConfig {
+    /// Whether a parser is set by name (`--reasoning-parser` or `--tool-call-parser` other
+    /// than `auto` and `none`): vLLM's configured parser, under whose rules a chat derender
+    /// needs `chat_request` (and a stream chunk `prompt_token_ids`).
+    pub fn names_a_parser(&self) -> bool {
+        [&self.reasoning_parser, &self.tool_call_parser]
+            .iter()
+            .any(|s| !matches!(s.as_str(), "auto" | "none"))
+    }
+
     /// The reasoning and tool-call parsers this server runs for `model` (the tool parser
     /// for requests that declare tools), by name: what `auto` resolves to, or the setting.
     /// A Harmony model (gpt-oss) gets gpt-oss's two parsers under `auto`, whatever its name.

@@ -14,6 +14,26 @@ pub fn derender(
     cfg: &DerenderConfig,
     kind: Kind,
 ) -> Result<Value, RequestError> {
+    if kind == Kind::Chat && cfg.names_a_parser() {
+        // vLLM's rules where a parser is configured (`scale_out/derender/serving.py`). Under
+        // `auto` the parsers run with the request's defaults instead.
+        if req.chat_request.is_none() {
+            return Err(RequestError::invalid(
+                "chat_request",
+                "chat_request is required when a tool or reasoning parser is configured \
+                 because plain detokenization would leak raw parser markup into content.",
+            ));
+        }
+        if req.stream && req.prompt_token_ids.is_none() {
+            return Err(RequestError::invalid(
+                "prompt_token_ids",
+                "prompt_token_ids is required when a tool or reasoning parser is configured. \
+                 Without it parse_delta cannot tell whether the prompt left reasoning open \
+                 (e.g. a chat template that pre-opens <think>) and would misclassify \
+                 reasoning content as plain content.",
+            ));
+        }
+    }
     if req.stream {
         let chunk = req.chunk()?;
         for (ci, c) in chunk.choices.iter().enumerate() {
