@@ -20,6 +20,27 @@ pub struct DetokState {
     pub read: usize,
 }
 
+impl DetokState {
+    /// The state a choice starts from after `prompt`, as vLLM primes its detokenizer
+    /// (`convert_prompt_ids_to_tokens`: the prompt's last 7 IDs, special ones dropped when
+    /// they are skipped, the last 5 of those as the window, all of it read), so the first
+    /// output token decodes in context: a Metaspace (SentencePiece) vocabulary keeps its
+    /// leading space. A byte-level vocabulary decodes the same either way.
+    pub fn seeded(model: &Model, prompt: &[u32], skip_special_tokens: bool) -> Self {
+        let tail = &prompt[prompt.len().saturating_sub(7)..];
+        let mut window: Vec<u32> = tail
+            .iter()
+            .copied()
+            .filter(|id| !(skip_special_tokens && model.is_special_token(*id)))
+            .collect();
+        window.drain(..window.len().saturating_sub(5));
+        DetokState {
+            read: window.len(),
+            window,
+        }
+    }
+}
+
 /// An incremental detokenizer over a borrowed model's decoder.
 pub struct IncrementalDetokenizer<'a> {
     model: &'a Model,

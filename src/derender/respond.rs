@@ -22,6 +22,7 @@ use super::request::{
     new_choice, options, DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind,
 };
 use super::session::{ChoiceState, Delta};
+use super::DetokState;
 use crate::error::RequestError;
 use crate::model::Model;
 use serde_json::{json, Map, Value};
@@ -156,6 +157,9 @@ pub(super) fn one_shot(
                 Kind::Completion => choices.len() as u32,
             };
             let mut st = new_choice(cfg, model, kind, original, index);
+            if let Some(prompt) = req.prompt_ids(ri, r) {
+                st.resume_detok(DetokState::seeded(model, prompt, opts.skip_special_tokens));
+            }
             let finish = c.finish_reason.as_deref().unwrap_or("stop");
             let delta = st.advance(model, &opts, c.ids(), Some(finish))?;
             completion += st.tokens;

@@ -33,6 +33,10 @@ pub struct StreamState {
     pub created: u64,
     pub prompt_tokens: usize,
     pub opts: Options,
+    /// The prompt's last tokens a new choice's detokenizer starts from
+    /// ([`super::DetokState::seeded`]); empty without `prompt_token_ids` on the first chunk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_tail: Vec<u32>,
     pub choices: Vec<ChoiceState>,
     /// A Messages or Responses stream's own fields (`reshape.rs`); none for chat and
     /// completions.
@@ -200,6 +204,7 @@ mod tests {
             created: 1,
             prompt_tokens: 3,
             opts: Options::default(),
+            prompt_tail: Vec::new(),
             choices: Vec::new(),
             api: None,
         }

@@ -23,6 +23,7 @@ use super::respond::{call_id, choice_logprobs, id_prefix};
 use super::session::{ChoiceState, Delta, Replay};
 use super::state::{ApiStream, StreamState};
 use super::vllm_state::{self, Incoming};
+use super::DetokState;
 use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::ToolCallDelta;
@@ -138,6 +139,12 @@ pub(super) fn step(
                     ));
                 }
                 let mut st = new_choice(cfg, model, kind, original, c.index);
+                if !state.prompt_tail.is_empty() {
+                    st.resume_detok(DetokState {
+                        read: state.prompt_tail.len(),
+                        window: state.prompt_tail.clone(),
+                    });
+                }
                 if cfg.replay_state && st.holds_text() {
                     st.replay = Some(Replay::default());
                 }
@@ -234,6 +241,11 @@ pub(super) fn new_state(
     kind: Kind,
     output: &GenerateResponse,
 ) -> StreamState {
+    let opts = options(cfg, model, kind, req.original(kind));
+    let prompt_tail = req
+        .prompt_ids(0, output)
+        .map(|p| DetokState::seeded(model, p, opts.skip_special_tokens).window)
+        .unwrap_or_default();
     StreamState {
         model: model.name.clone(),
         id: output
@@ -242,7 +254,8 @@ pub(super) fn new_state(
             .unwrap_or_else(|| crate::protocol::request_id(id_prefix(kind))),
         created: crate::protocol::unix_now(),
         prompt_tokens: req.prompt_count(0, output),
-        opts: options(cfg, model, kind, req.original(kind)),
+        opts,
+        prompt_tail,
         choices: Vec::new(),
         api: None,
     }

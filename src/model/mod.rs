@@ -277,6 +277,12 @@ impl Model {
     pub fn has_token(&self, id: u32) -> bool {
         self.decoder.has_token(&self.tokenizer, id)
     }
+
+    /// Whether `skip_special_tokens` drops `id` (a special added token).
+    pub fn is_special_token(&self, id: u32) -> bool {
+        self.decode(&[id], true).is_ok_and(|t| t.is_empty())
+            && self.decode(&[id], false).is_ok_and(|t| !t.is_empty())
+    }
 }
 
 /// The reference tokenizer and the encoder renders use, from `tokenizer.json`. The two are

@@ -1,0 +1,94 @@
+//! Derender on a Metaspace (SentencePiece-style) vocabulary, as Llama 2, Mistral and Gemma
+//! have: decoded alone, an output's first token loses its leading space; vLLM primes its
+//! detokenizer with the prompt's last tokens, and so do the derender routes when the request
+//! carries `prompt_token_ids`. Goldens from vLLM's own functions
+//! (`scripts/gen_metaspace_detok_goldens.py` → `fixtures/goldens/derender/
+//! metaspace_detok.jsonl`, on `fixtures/models/metaspace`), chat and completions, one shot
+//! and streamed one token per request with the prompt on the first chunk only.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{client, fixtures, load_models, start_server};
+use llm_render::derender::{DerenderConfig, StateCodec};
+use llm_render::model::LoadOptions;
+use llm_render::server::ServerConfig;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn post(base: &str, path: &str, body: &Value) -> Value {
+    let r = client()
+        .post(format!("{base}{path}"))
+        .json(body)
+        .send()
+        .unwrap();
+    let status = r.status().as_u16();
+    let body: Value = r.json().unwrap();
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+fn response(ids: &[u32]) -> Value {
+    json!({"request_id": "r", "choices": [{"index": 0, "token_ids": ids, "finish_reason": "length"}]})
+}
+
+#[test]
+fn the_first_token_keeps_its_leading_space_as_in_vllm() {
+    let config = ServerConfig {
+        derender: DerenderConfig {
+            states: Arc::new(StateCodec::new(Some("test key"), 64)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let base = start_server(load_models(&["metaspace"], &LoadOptions::default()), config);
+    let text =
+        std::fs::read_to_string(fixtures().join("goldens/derender/metaspace_detok.jsonl")).unwrap();
+    let mut cases = 0;
+    for line in text.lines() {
+        let g: Value = serde_json::from_str(line).unwrap();
+        let (prompt, output) = (&g["prompt_token_ids"], &g["output_token_ids"]);
+        let skip = g["skip_special_tokens"].as_bool().unwrap();
+        let ids: Vec<u32> = serde_json::from_value(output.clone()).unwrap();
+        let chat = json!({"model": "metaspace", "messages": [{"role": "user", "content": "x"}],
+                          "skip_special_tokens": skip});
+        let completion = json!({"model": "metaspace", "prompt": "x", "skip_special_tokens": skip});
+        for (seeded, want) in [(true, &g["text"]), (false, &g["unseeded_text"])] {
+            let prompt = if seeded { prompt.clone() } else { Value::Null };
+            let whole = post(
+                &base,
+                "/v1/chat/completions/derender",
+                &json!({"model": "metaspace",
+                "prompt_token_ids": prompt, "generate_response": response(&ids), "chat_request": chat}),
+            );
+            assert_eq!(whole["choices"][0]["message"]["content"], *want, "{line}");
+            let whole = post(
+                &base,
+                "/v1/completions/derender",
+                &json!({"model": "metaspace",
+                "prompt_token_ids": [prompt], "generate_responses": [response(&ids)],
+                "completion_request": completion}),
+            );
+            assert_eq!(whole["choices"][0]["text"], *want, "{line}");
+            // Streamed: the prompt comes with the first chunk only; the state carries it.
+            let (mut state, mut streamed) = (Value::Null, String::new());
+            for (i, id) in ids.iter().enumerate() {
+                let mut body = json!({"stream": true, "model": "metaspace", "stream_state": state,
+                    "generate_chunk": {"request_id": "r", "choices": [{"index": 0, "token_ids": [id],
+                        "finish_reason": if i + 1 == ids.len() { json!("length") } else { Value::Null }}]},
+                    "chat_request": chat});
+                if i == 0 {
+                    body["prompt_token_ids"] = prompt.clone();
+                }
+                let out = post(&base, "/v1/chat/completions/derender", &body);
+                state = out["stream_state"].clone();
+                for c in out["chunk"]["choices"].as_array().into_iter().flatten() {
+                    streamed += c["delta"]["content"].as_str().unwrap_or("");
+                }
+            }
+            assert_eq!(streamed, want.as_str().unwrap(), "{line} streamed");
+        }
+        cases += 1;
+    }
+    assert_eq!(cases, 14);
+}
