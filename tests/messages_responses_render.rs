@@ -316,3 +316,93 @@ fn responses_refusals_name_the_field() {
     let (status, _) = post(RESPONSES, &json!({"model": "nope", "input": "x"}));
     assert_eq!(status, 404);
 }
+
+/// Responses' `truncation: "auto"` is vLLM's `truncate_prompt_tokens: -1`: a prompt past
+/// the context keeps its last `max_model_len - 1` tokens (one held back for the output), as
+/// chat's `-1` does; `disabled` (the default) leaves it to the length check. Checked against
+/// vLLM 0.33's render server with `--max-model-len 8` (the same IDs, `max_tokens` and 400s).
+#[test]
+fn v_responses_truncation_auto_keeps_the_end_of_the_prompt() {
+    use llm_render::model::LoadOptions;
+    let opts = LoadOptions {
+        max_model_len: Some(8),
+        ..Default::default()
+    };
+    let base = common::start_server(common::load_models(&["qwen3"], &opts), Default::default());
+    let responses = format!("{base}/v1/responses/render");
+    let chat = format!("{base}/v1/chat/completions/render");
+    let full = {
+        let big = common::start_server(common::qwen3_only(), Default::default());
+        let (_, out) = post_json(
+            &format!("{big}/v1/chat/completions/render"),
+            &json!({"messages": [{"role": "user", "content": "Hello"}]}),
+        );
+        out["token_ids"].as_array().unwrap().clone()
+    };
+    assert_eq!(full.len(), 9);
+    let (code, out) = post_json(&responses, &json!({"input": "Hello", "truncation": "auto"}));
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["token_ids"].as_array().unwrap()[..], full[2..]);
+    assert_eq!(out["sampling_params"]["max_tokens"], 1);
+    let (code, out) = post_json(
+        &chat,
+        &json!({"messages": [{"role": "user", "content": "Hello"}], "truncate_prompt_tokens": -1}),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["token_ids"].as_array().unwrap()[..], full[2..]);
+    for truncation in [json!("disabled"), Value::Null] {
+        let (code, _) = post_json(
+            &responses,
+            &json!({"input": "Hello", "truncation": truncation}),
+        );
+        assert_eq!(code, 400);
+    }
+    assert_error(
+        &post_json(
+            &responses,
+            &json!({"input": "Hello", "truncation": "sometimes"}),
+        ),
+        400,
+        "'auto' or 'disabled'",
+        Some("truncation"),
+    );
+    // vLLM's TokenizeParams check comes first: no output budget past the context, named as
+    // each API spells it (completions' default max_tokens is 16).
+    let completions = format!("{base}/v1/completions/render");
+    let hi = json!([{"role": "user", "content": "Hi"}]);
+    for (url, body, param) in [
+        (
+            &responses,
+            json!({"input": "Hi", "max_output_tokens": 9}),
+            "max_output_tokens",
+        ),
+        (
+            &chat,
+            json!({"messages": hi, "max_tokens": 100}),
+            "max_tokens",
+        ),
+        (
+            &chat,
+            json!({"messages": hi, "max_completion_tokens": 9}),
+            "max_completion_tokens",
+        ),
+        (&completions, json!({"prompt": "one two"}), "max_tokens"),
+    ] {
+        let got = post_json(url, &body);
+        assert_error(
+            &got,
+            400,
+            "cannot be greater than max_model_len=8",
+            Some(param),
+        );
+    }
+    let (code, out) = post_json(
+        &completions,
+        &json!({"prompt": "one two", "max_tokens": null}),
+    );
+    assert_eq!(
+        (code, &out[0]["sampling_params"]["max_tokens"]),
+        (200, &json!(6)),
+        "{out}"
+    );
+}

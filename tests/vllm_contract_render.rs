@@ -422,6 +422,8 @@ fn v_truncate_prompt_tokens() {
             "truncate_prompt_tokens": 3}),
     );
     assert_eq!(out[0]["token_ids"], json!([4236, 4743, 8094]));
+    // vLLM's CompletionRequest: max_tokens defaults to 16.
+    assert_eq!(out[0]["sampling_params"]["max_tokens"], 16);
     refused(
         post(CHAT, &chat(json!({"truncate_prompt_tokens": 50000}))),
         Some("truncate_prompt_tokens"),

@@ -111,6 +111,7 @@ pub enum ConvertedFrom {
 }
 
 with_sampling_fields! {
+max_tokens_default = "super::sampling::no_max_tokens";
 /// `POST /v1/chat/completions/render`: an OpenAI chat request plus vLLM's extras.
 /// The sampling fields are appended by `with_sampling_fields!`.
     #[derive(Debug, Clone, Deserialize)]
@@ -199,6 +200,7 @@ impl ChatRequest {
 }
 
 with_sampling_fields! {
+max_tokens_default = "super::sampling::sixteen_max_tokens";
 /// `POST /v1/completions/render`: `prompt` is a string, a list of strings, a list of token
 /// IDs, or a list of token-ID lists.
 #[derive(Debug, Clone, Deserialize)]

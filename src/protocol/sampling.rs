@@ -13,12 +13,14 @@ pub enum StopSpec {
 /// and `fn sampling(&self) -> SamplingFields`.
 /// The fields are real struct fields, not `#[serde(flatten)]`, so a type error names the
 /// field (`temperature: invalid type ...`) and the body is parsed once.
+/// `max_tokens_default` names the function giving `max_tokens` when the field is absent
+/// (an explicit `null` is `None`): vLLM's chat request has none, its completion request 16.
 macro_rules! with_sampling_fields {
-    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+    (max_tokens_default = $default:literal; $(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
         $(#[$meta])*
         pub struct $name {
             $($body)*
-            #[serde(default)] pub max_tokens: Option<u64>,
+            #[serde(default = $default)] pub max_tokens: Option<u64>,
             #[serde(default)] pub max_completion_tokens: Option<u64>,
             #[serde(default)] pub temperature: Option<f64>,
             #[serde(default)] pub top_p: Option<f64>,
@@ -109,6 +111,16 @@ macro_rules! with_sampling_fields {
     };
 }
 pub(crate) use with_sampling_fields;
+
+/// No `max_tokens` (chat): the model's room decides.
+pub(crate) fn no_max_tokens() -> Option<u64> {
+    None
+}
+
+/// vLLM's `CompletionRequest.max_tokens` default.
+pub(crate) fn sixteen_max_tokens() -> Option<u64> {
+    Some(16)
+}
 
 /// The sampling fields of a request; absent means "use the model's default".
 #[derive(Debug, Clone, Default)]

@@ -50,6 +50,12 @@ pub fn render_chat(
 ) -> Result<(GenerateRequest, Timings), RequestError> {
     req.validate()?;
     super::parse_context::check_tool_choice(opts, req)?;
+    let param = match (req.converted_from, req.max_completion_tokens) {
+        (crate::protocol::ConvertedFrom::Responses, _) => "max_output_tokens",
+        (_, Some(_)) => "max_completion_tokens",
+        (_, None) => "max_tokens",
+    };
+    super::check_output_budget(model, req.max_completion_tokens.or(req.max_tokens), param)?;
     let rendered = render_chat_prompt(model, req, opts, media)?;
     let timings = rendered.timings;
     Ok((generate_request(model, req, opts, rendered)?, timings))
@@ -78,6 +84,7 @@ pub fn generate_request(
         len,
         req.truncate_prompt_tokens,
         req.truncation_side.as_deref(),
+        req.max_completion_tokens.or(req.max_tokens),
     )?;
     if keep.len() != len {
         if rendered.features.is_some() {

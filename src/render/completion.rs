@@ -82,6 +82,7 @@ pub fn render_completion(
     req: &CompletionRequest,
 ) -> Result<(Vec<GenerateRequest>, Timings), RequestError> {
     req.validate()?;
+    super::check_output_budget(model, req.max_tokens, "max_tokens")?;
     let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
     let list = prompts(&req.prompt)?;
     let sampling = req.sampling();
@@ -125,6 +126,7 @@ pub fn render_completion(
             ids.len(),
             req.truncate_prompt_tokens,
             req.truncation_side.as_deref(),
+            req.max_tokens,
         )?;
         let token_offsets = offsets.map(|o| o[keep.clone()].to_vec());
         let ids = if keep.len() == ids.len() {

@@ -32,7 +32,7 @@ pub use chat::{generate_request, render_chat, render_chat_prompt, ChatRendered};
 pub use completion::render_completion;
 pub use multimodal::{fetch_request_media, FetchedMedia, TensorDtype};
 pub use options::RenderOptions;
-pub use truncate::truncate_prompt;
+pub use truncate::{check_output_budget, truncate_prompt};
 
 use crate::template::TemplateEngine;
 use std::time::Duration;

@@ -138,6 +138,19 @@ pub fn to_chat(body: &Value) -> Result<Map<String, Value>, RequestError> {
     if let Some(n) = set("max_output_tokens") {
         out.insert("max_tokens".into(), n.clone());
     }
+    match set("truncation").map(|t| t.as_str()) {
+        None | Some(Some("disabled")) => {}
+        // vLLM's `truncate_prompt_tokens=-1 if truncation != "disabled"`.
+        Some(Some("auto")) => {
+            out.insert("truncate_prompt_tokens".into(), json!(-1));
+        }
+        Some(_) => {
+            return Err(RequestError::invalid(
+                "truncation",
+                "truncation: Input should be 'auto' or 'disabled'",
+            ))
+        }
+    }
     if truthy("stream") {
         out.insert("stream".into(), Value::Bool(true));
     }
