@@ -1,7 +1,9 @@
 //! `tool_choice` → `sampling_params.structured_outputs` and `skip_special_tokens` against
-//! vLLM 0.33's own render server (goldens from `scripts/gen_tool_choice_goldens.py`), for the
-//! tool parsers whose constraint we reproduce: hermes (a structural tag) and pythonic (a JSON
-//! schema), over every `tool_choice`, `parallel_tool_calls: false` and `response_format`.
+//! vLLM 0.33's own render server (goldens from `scripts/gen_tool_choice_goldens.py`), for
+//! every tool parser the goldens cover, over every `tool_choice`, `parallel_tool_calls:
+//! false`, `response_format` and `structured_outputs`: the JSON schemas (pythonic, mistral
+//! and the others without a structural tag) and the structural tags (hermes, longcat,
+//! qwen3_coder, llama3_json, deepseek_v3/v31, kimi_k2, glm45/glm47, ling3, mimo, …).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -10,6 +12,7 @@ use common::{fixtures, golden_registry, post_json, start_server};
 use llm_render::render::RenderOptions;
 use llm_render::server::ServerConfig;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 fn server(parser: &str) -> String {
     let config = ServerConfig {
@@ -23,64 +26,91 @@ fn server(parser: &str) -> String {
     start_server(golden_registry(), config)
 }
 
-/// Not reproduced: `auto` with a strict tool and the request's own `response_format`, where
-/// vLLM joins its tag and the format in an `OrFormat`; we keep the request's constraint.
-fn known_difference(golden: &Value) -> bool {
+/// Goldens where we differ from vLLM by a known gap, and why (listed in docs/api.md, "Known
+/// differences from vLLM"): `auto` whose tag vLLM joins in an `OrFormat` with a request
+/// constraint it rewrites first, a Lark grammar (converted to EBNF by xgrammar) or a
+/// structural tag (re-read by xgrammar's pydantic models); we pass those on unchanged.
+fn known_difference(golden: &Value) -> Option<&'static str> {
     let req = &golden["request"];
-    let auto = req.get("tool_choice").is_none_or(|c| c == "auto");
-    let strict = req["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|t| t["function"]["strict"] == true);
-    golden["parser"] == "hermes" && auto && strict && req.get("response_format").is_some()
+    let joined = golden["structured_outputs"]["structural_tag"]
+        .as_str()
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .is_some_and(|t| t["format"]["type"] == "or");
+    if !joined {
+        return None;
+    }
+    let grammar = req["structured_outputs"]["grammar"].as_str();
+    if grammar.is_some_and(|g| !g.contains("::=")) {
+        return Some("an OrFormat with a Lark grammar");
+    }
+    if req["response_format"]["type"] == "structural_tag" {
+        return Some("an OrFormat with a structural tag");
+    }
+    None
 }
 
 #[test]
 fn structured_outputs_for_tool_choice_equal_vllms() {
-    let text =
-        std::fs::read_to_string(fixtures().join("goldens/tool_choice/structured_outputs.jsonl"))
-            .unwrap();
+    let gz =
+        std::fs::read(fixtures().join("goldens/tool_choice/structured_outputs.jsonl.gz")).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut text)
+        .unwrap();
     let goldens: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(goldens.len(), 96);
-    let (hermes, pythonic) = (server("hermes"), server("pythonic"));
-    let mut failures = Vec::new();
-    let mut skipped = 0;
+    let mut by_parser: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for g in &goldens {
-        let base = if g["parser"] == "hermes" {
-            &hermes
-        } else {
-            &pythonic
-        };
-        let (status, out) = post_json(&format!("{base}/v1/chat/completions/render"), &g["request"]);
-        if known_difference(g) {
-            skipped += 1;
-            continue;
-        }
-        let sp = &out["sampling_params"];
-        let got = (
-            status,
-            sp["structured_outputs"].clone(),
-            sp["skip_special_tokens"].clone(),
-        );
-        let want = (
-            g["status"].as_u64().unwrap() as u16,
-            g["structured_outputs"].clone(),
-            g["skip_special_tokens"].clone(),
-        );
-        if got != want {
-            failures.push(format!(
-                "{} {}\n  want {want:?}\n  got  {got:?}",
-                g["parser"], g["request"]
-            ));
-        }
+        by_parser
+            .entry(g["parser"].as_str().unwrap())
+            .or_default()
+            .push(g);
     }
+    let mut failures = Vec::new();
+    let mut counts = BTreeMap::new();
+    for (parser, lines) in &by_parser {
+        let base = server(parser);
+        let (mut equal, mut known) = (0, 0);
+        for g in lines {
+            let (status, out) =
+                post_json(&format!("{base}/v1/chat/completions/render"), &g["request"]);
+            if known_difference(g).is_some() {
+                known += 1;
+                continue;
+            }
+            // A refusal has no sampling_params (the goldens write the defaults).
+            let sp = if status == 200 {
+                out["sampling_params"].clone()
+            } else {
+                serde_json::json!({"skip_special_tokens": true})
+            };
+            let got = (
+                status,
+                sp["structured_outputs"].clone(),
+                sp["skip_special_tokens"].clone(),
+            );
+            let want = (
+                g["status"].as_u64().unwrap() as u16,
+                g["structured_outputs"].clone(),
+                g["skip_special_tokens"].clone(),
+            );
+            if got == want {
+                equal += 1;
+            } else {
+                failures.push(format!(
+                    "{parser} {}\n  want {want:?}\n  got  {got:?}",
+                    g["request"]
+                ));
+            }
+        }
+        counts.insert(*parser, (equal, known, lines.len()));
+    }
+    eprintln!("per parser (equal, known differences, lines): {counts:?}");
+    let known: usize = counts.values().map(|c| c.1).sum();
     assert_eq!(
-        skipped, 4,
-        "the known differences are the OrFormat cases only"
+        known, 20,
+        "the known differences are the OrFormats with a Lark grammar or a structural tag"
     );
     assert!(
         failures.is_empty(),

@@ -6,6 +6,7 @@
 //! (a property test checks every chunking). Markers split across chunks are held back until
 //! they resolve, and nothing is lost at the end of the stream.
 
+mod grammar;
 mod harmony;
 pub mod pyjson;
 pub mod pystr;
@@ -13,12 +14,13 @@ mod reasoning;
 mod registry;
 pub mod tool;
 
+pub use grammar::{Arguments, CallGroup, CallTags, ToolGrammar};
 pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,
-    tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, ToolGrammar,
-    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, HARMONY_REASONING,
+    HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

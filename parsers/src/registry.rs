@@ -4,6 +4,10 @@
 //! here plus its parser (a [`Spec`](crate::tool) of an existing machine, or a file of its own
 //! with a variant of [`AnyToolParser`]).
 
+use crate::grammar::{
+    ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS,
+    QWEN3_CODER_TAGS,
+};
 use crate::tool::{
     ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas,
     XmlFamily, XmlParser,
@@ -46,21 +50,6 @@ pub struct ToolEntry {
     /// How vLLM constrains the engine's output for `tool_choice` `required`, a named tool,
     /// or `auto` with strict tools or `parallel_tool_calls: false`.
     pub grammar: ToolGrammar,
-}
-
-/// How a tool parser's `tool_choice` becomes `sampling_params.structured_outputs` in vLLM 0.33
-/// (`tool_parsers/abstract_tool_parser.py` `adjust_request`, `parser/abstract_parser.py`
-/// `_apply_structural_tag`, `tool_parsers/structural_tag_registry.py`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolGrammar {
-    /// No `structural_tag_model`: a JSON schema of the arguments (named) or of the list of
-    /// calls (`required`).
-    JsonSchema,
-    /// The hermes structural tag (`<tool_call>{"name": …, "arguments": …}</tool_call>`).
-    HermesTags,
-    /// vLLM builds the family's own structural tag, which is not reproduced yet: the
-    /// request's own constraint is passed on unchanged.
-    NotYet,
 }
 
 fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser {
@@ -242,7 +231,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["qwen3-coder", "qwen3_coder"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
     },
     ToolEntry {
         name: "qwen3_xml",
@@ -250,7 +239,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &[],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
     },
     ToolEntry {
         name: "step3p5",
@@ -258,7 +247,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
     },
     ToolEntry {
         name: "seed_oss",
@@ -266,7 +255,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["seed-oss", "seed_oss"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::SeedOss, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
         name: "mimo",
@@ -274,7 +263,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["mimo"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Mimo, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(MIMO_TAGS),
     },
     ToolEntry {
         name: "longcat",
@@ -282,7 +271,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["longcat"],
         make: |_| marked(MarkedFamily::LongCat),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::HermesTags {
+            start: "<longcat_tool_call>",
+            end: "</longcat_tool_call>",
+        },
     },
     ToolEntry {
         name: "qwen3_json",
@@ -290,7 +282,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &[],
         make: |_| marked(MarkedFamily::Hermes),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::HermesTags,
+        grammar: ToolGrammar::HermesTags {
+            start: "<tool_call>",
+            end: "</tool_call>",
+        },
     },
     ToolEntry {
         name: "hermes",
@@ -298,7 +293,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["qwen", "hermes"],
         make: |_| marked(MarkedFamily::Hermes),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::HermesTags,
+        grammar: ToolGrammar::HermesTags {
+            start: "<tool_call>",
+            end: "</tool_call>",
+        },
     },
     ToolEntry {
         name: "llama4_pythonic",
@@ -322,7 +320,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["llama-3", "llama3"],
         make: |_| marked(MarkedFamily::Llama3Json),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(LLAMA_TAGS),
     },
     ToolEntry {
         name: "granite-20b-fc",
@@ -330,7 +328,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["granite-20b-functioncalling", "granite-20b-fc"],
         make: |_| marked(MarkedFamily::Granite20bFc),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
         name: "llama4_json",
@@ -338,7 +336,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &[],
         make: |_| marked(MarkedFamily::Llama3Json),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(LLAMA_TAGS),
     },
     ToolEntry {
         name: "mistral",
@@ -346,7 +344,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["mistral", "magistral", "devstral"],
         make: |_| marked(MarkedFamily::Mistral),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::MistralJsonList,
     },
     ToolEntry {
         name: "deepseek_v31",
@@ -354,7 +352,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v3.1", "deepseek-v3.2"],
         make: |_| marked(MarkedFamily::DeepseekV31),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V31_TAGS),
     },
     ToolEntry {
         name: "deepseek_v3",
@@ -362,7 +360,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek"],
         make: |_| marked(MarkedFamily::DeepseekV3),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(DEEPSEEK_R1_TAGS),
     },
     ToolEntry {
         name: "kimi_k2",
@@ -370,7 +368,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["kimi-k2", "kimi_k2"],
         make: |_| marked(MarkedFamily::KimiK2),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Tags(KIMI_TAGS),
     },
     ToolEntry {
         name: "ling3",
@@ -378,7 +376,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["ling-3", "ling3"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Glm47 {
+            tags: GLM47_TAGS,
+            always: false,
+        },
     },
     ToolEntry {
         name: "glm47",
@@ -386,7 +387,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["glm-4.7", "glm47", "glm-5"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Glm47 {
+            tags: GLM47_TAGS,
+            always: true,
+        },
     },
     ToolEntry {
         name: "glm45",
@@ -394,7 +398,10 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["glm-4.5", "glm-4.6", "glm45"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Glm45, schemas)),
         keeps_special_tokens: true,
-        grammar: ToolGrammar::NotYet,
+        grammar: ToolGrammar::Glm47 {
+            tags: GLM47_TAGS,
+            always: true,
+        },
     },
     ToolEntry {
         name: "granite4",

@@ -1,0 +1,184 @@
+//! How a tool parser's family constrains the engine for `tool_choice` (the data behind
+//! [`ToolGrammar`]): the call tags of xgrammar's builtin structural-tag templates and of
+//! vLLM's own, one constant per family, read by the render (`src/render/tool_choice.rs`).
+
+/// How a tool parser's `tool_choice` becomes `sampling_params.structured_outputs` in vLLM 0.33
+/// (`tool_parsers/abstract_tool_parser.py` `adjust_request`, `parser/abstract_parser.py`
+/// `_apply_structural_tag`, `tool_parsers/structural_tag_registry.py` and xgrammar's
+/// `builtin_structural_tag.py`, whose templates vLLM asks for by its parser's
+/// `structural_tag_model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolGrammar {
+    /// No `structural_tag_model`: a JSON schema of the arguments (named) or of the list of
+    /// calls (`required`).
+    JsonSchema,
+    /// vLLM's mistral parser with a Hugging Face tokenizer (`_build_guided_schema_pre_v11`): a
+    /// JSON schema of the list `[{"name", "arguments"}]` for `required` and a named tool.
+    MistralJsonList,
+    /// vLLM's hermes-style tag (`_hermes_style_structural_tag`): `start` `{"name": …,
+    /// "arguments": …}` `end`, each call with and without newlines inside its tags.
+    HermesTags {
+        start: &'static str,
+        end: &'static str,
+    },
+    /// One of xgrammar's builtin tag templates (reasoning off): calls written by [`CallTags`].
+    Tags(CallTags),
+    /// vLLM's own GLM-4.7 tag (`glm_4_7`): strict tools' arguments by their schema in GLM's
+    /// XML, the others key by key; xgrammar's template (`tags`) when every tool is strict. `always`:
+    /// the parser's default strict level is FUNCTION (glm45/glm47), so `auto` is constrained
+    /// too.
+    Glm47 { tags: CallTags, always: bool },
+    /// vLLM builds the family's own structural tag, which is not reproduced yet: the
+    /// request's own constraint is passed on unchanged.
+    NotYet,
+}
+
+/// An xgrammar builtin template: one tag per tool, `begin` + name + `after_name`, its
+/// arguments, then `end`, grouped by [`CallGroup`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallTags {
+    pub begin: &'static str,
+    pub after_name: &'static str,
+    pub end: &'static str,
+    pub arguments: Arguments,
+    pub group: CallGroup,
+    /// Strings the text around the calls may not hold (`excludes` of the triggered tags).
+    pub excludes: &'static [&'static str],
+}
+
+/// How a call's arguments are written: the `style` of xgrammar's `json_schema` format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arguments {
+    /// JSON.
+    Json,
+    /// JSON after a call index and a marker (Kimi: `\d+` then `<|tool_call_argument_begin|>`).
+    IndexedJson { marker: &'static str },
+    /// `qwen_xml`: `<parameter=k>v</parameter>`.
+    QwenXml,
+    /// `glm_xml`: `<arg_key>k</arg_key><arg_value>v</arg_value>`.
+    GlmXml,
+}
+
+/// How an xgrammar template groups the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallGroup {
+    /// Calls found in text by `trigger`: `triggered_tags` (`at_least_one` for `required`), a
+    /// named tool's call alone.
+    Triggered { trigger: &'static str },
+    /// Calls inside a section `begin` … `end`, `separator` between them: for `auto` the section
+    /// is a triggered tag; for `required` and a named tool the section is written either as a
+    /// tag (`as_tag`, a named tool's call merged into it: DeepSeek) or as constant strings
+    /// around the calls (Kimi).
+    Section {
+        begin: &'static str,
+        end: &'static str,
+        separator: &'static str,
+        as_tag: bool,
+    },
+}
+
+const THINK: &[&str] = &["<think>", "</think>"];
+
+/// xgrammar's `llama`: `{"name": "f", "parameters": {…}}`.
+pub(crate) const LLAMA_TAGS: CallTags = CallTags {
+    begin: "{\"name\": \"",
+    after_name: "\", \"parameters\": ",
+    end: "}",
+    arguments: Arguments::Json,
+    group: CallGroup::Triggered {
+        trigger: "{\"name\": ",
+    },
+    excludes: THINK,
+};
+
+/// xgrammar's `qwen_3_coder`.
+pub(crate) const QWEN3_CODER_TAGS: CallTags = CallTags {
+    begin: "<tool_call>\n<function=",
+    after_name: ">\n",
+    end: "\n</function>\n</tool_call>",
+    arguments: Arguments::QwenXml,
+    group: CallGroup::Triggered {
+        trigger: "<tool_call>\n<function=",
+    },
+    excludes: THINK,
+};
+
+/// xgrammar's `mimo`: qwen3_coder's XML without the newlines.
+pub(crate) const MIMO_TAGS: CallTags = CallTags {
+    begin: "<tool_call><function=",
+    after_name: ">",
+    end: "</function></tool_call>",
+    arguments: Arguments::QwenXml,
+    group: CallGroup::Triggered {
+        trigger: "<tool_call>",
+    },
+    excludes: &["<think>", "</think>", "</tool_call>", "<function="],
+};
+
+/// xgrammar's `deepseek_r1` (vLLM's deepseek_v3 parser).
+pub(crate) const DEEPSEEK_R1_TAGS: CallTags = CallTags {
+    begin: "<｜tool▁call▁begin｜>function<｜tool▁sep｜>",
+    after_name: "\n```json\n",
+    end: "\n```<｜tool▁call▁end｜>",
+    arguments: Arguments::Json,
+    group: CallGroup::Section {
+        begin: "<｜tool▁calls▁begin｜>",
+        end: "<｜tool▁calls▁end｜>",
+        separator: "\n",
+        as_tag: true,
+    },
+    excludes: THINK,
+};
+
+/// xgrammar's `deepseek_v3_1`.
+pub(crate) const DEEPSEEK_V31_TAGS: CallTags = CallTags {
+    begin: "<｜tool▁call▁begin｜>",
+    after_name: "<｜tool▁sep｜>",
+    end: "<｜tool▁call▁end｜>",
+    arguments: Arguments::Json,
+    group: CallGroup::Section {
+        begin: "<｜tool▁calls▁begin｜>",
+        end: "<｜tool▁calls▁end｜>",
+        separator: "",
+        as_tag: true,
+    },
+    excludes: THINK,
+};
+
+/// xgrammar's `kimi`.
+pub(crate) const KIMI_TAGS: CallTags = CallTags {
+    begin: "<|tool_call_begin|>functions.",
+    after_name: ":",
+    end: "<|tool_call_end|>",
+    arguments: Arguments::IndexedJson {
+        marker: "<|tool_call_argument_begin|>",
+    },
+    group: CallGroup::Section {
+        begin: "<|tool_calls_section_begin|>",
+        end: "<|tool_calls_section_end|>",
+        separator: "",
+        as_tag: false,
+    },
+    excludes: &["<think>", "</think>", "<|tool_call_begin|>"],
+};
+
+/// xgrammar's `glm_4_7`, which vLLM's own GLM-4.7 tag uses when every tool is strict (its
+/// begin, end, trigger and excludes are those of vLLM's own tag too).
+pub(crate) const GLM47_TAGS: CallTags = CallTags {
+    begin: "<tool_call>",
+    after_name: "",
+    end: "</tool_call>",
+    arguments: Arguments::GlmXml,
+    group: CallGroup::Triggered {
+        trigger: "<tool_call>",
+    },
+    excludes: &[
+        "<think>",
+        "</think>",
+        "</tool_call>",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+    ],
+};
