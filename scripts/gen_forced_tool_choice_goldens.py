@@ -28,7 +28,8 @@ TOOLS = [
 ]
 # The families vLLM reads this way, and the markers a fixture needs for the parser to start.
 PARSERS = {"pythonic": [], "llama4_pythonic": [], "granite4": [], "ernie45": [],
-           "phi4_mini_json": [], "internlm": [], "jamba": ["<tool_calls>", "</tool_calls>"]}
+           "phi4_mini_json": [], "internlm": [], "jamba": ["<tool_calls>", "</tool_calls>"],
+           "seed_oss": ["<seed:tool_call>", "</seed:tool_call>"], "granite-20b-fc": []}
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 OUTPUTS = {
     NAMED["function"]["name"]: [

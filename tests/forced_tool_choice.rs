@@ -163,5 +163,5 @@ fn forced_calls_read_as_vllm_reads_them() {
         assert_eq!(one_shot(&base, &chat, &ids), want, "{id} one shot");
         assert_eq!(streamed(&base, &chat, &ids), want, "{id} streamed");
     }
-    assert_eq!(cases, 196);
+    assert_eq!(cases, 252);
 }
