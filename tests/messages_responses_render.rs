@@ -406,3 +406,26 @@ fn v_responses_truncation_auto_keeps_the_end_of_the_prompt() {
         "{out}"
     );
 }
+
+/// vLLM validates a Messages or Responses body before it looks the model up: a malformed
+/// body for an unknown model is the body's 400; a valid one the model's 404.
+#[test]
+fn v_a_malformed_body_is_refused_before_the_unknown_model() {
+    for (path, bad, good) in [
+        (
+            "/v1/messages/render",
+            json!({"model": "nope", "messages": "bad", "max_tokens": 5}),
+            json!({"model": "nope", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 5}),
+        ),
+        (
+            "/v1/responses/render",
+            json!({"model": "nope", "input": 5}),
+            json!({"model": "nope", "input": "Hi"}),
+        ),
+    ] {
+        let (code, out) = post(path, &bad);
+        assert_eq!(code, 400, "{path}: {out}");
+        let (code, out) = post(path, &good);
+        assert_eq!(code, 404, "{path}: {out}");
+    }
+}

@@ -177,6 +177,29 @@ pub async fn chat_render(st: Arc<AppState>, bytes: Bytes) -> Result<JsonBytes, A
 /// How a Messages or Responses body becomes the chat request vLLM renders for it.
 type ToChat = fn(&Model, &Value, &RenderOptions) -> Result<ChatRequest, RequestError>;
 
+/// The model a Messages or Responses body names, and `convert`'s result for it. vLLM
+/// validates such a body (its request model) before it looks the model up, so a malformed
+/// body for an unknown model is its 400, not a 404: the body is converted with a served model
+/// first, and the 404 comes only when that passes.
+pub(super) fn converted_for_model<T>(
+    st: &AppState,
+    body: &Value,
+    convert: impl Fn(&Model) -> Result<T, RequestError>,
+) -> Result<(Arc<Model>, T), RequestError> {
+    match st.models.get(body.get("model").and_then(Value::as_str)) {
+        Ok(model) => {
+            let out = convert(&model)?;
+            Ok((model, out))
+        }
+        Err(e) => {
+            if let Some(any) = st.models.models().first() {
+                convert(any)?;
+            }
+            Err(e)
+        }
+    }
+}
+
 /// A body of another API shape, converted to a chat request and rendered as one.
 async fn converted_render(
     st: Arc<AppState>,
@@ -186,9 +209,7 @@ async fn converted_render(
     let convert =
         move |st: &AppState, bytes: &[u8]| -> Result<(Arc<Model>, ChatRequest), RequestError> {
             let body: Value = parse_json(bytes)?;
-            let model = st.models.get(body.get("model").and_then(Value::as_str))?;
-            let req = to_chat(&model, &body, &st.config.render)?;
-            Ok((model, req))
+            converted_for_model(st, &body, |model| to_chat(model, &body, &st.config.render))
         };
     let media = if st.config.render.fetcher.is_some() && contains(&bytes, b"http") {
         let (_, req) = convert(&st, &bytes)?;

@@ -22,6 +22,7 @@ mod collect;
 pub mod metrics;
 mod pump;
 
+use super::routes::converted_for_model;
 use super::{ApiError, AppState};
 use crate::derender::{Api, GenerateResponse, Kind, LiveStream};
 use crate::engine::{Engine, EngineError, EngineStream};
@@ -175,8 +176,9 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
             Route::Chat => parse_json(&bytes)?,
             _ => {
                 let body: Value = parse_json(&bytes)?;
-                let model = st.models.get(body.get("model").and_then(Value::as_str))?;
-                converted(st, &model, &body, route)?.1
+                converted_for_model(st, &body, |m| converted(st, m, &body, route))?
+                    .1
+                     .1
             }
         };
         render::fetch_request_media(&req, &st.config.render).await?
@@ -228,8 +230,8 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
             }
             _ => {
                 let body: Value = parse_json(&bytes)?;
-                let model = st.models.get(body.get("model").and_then(Value::as_str))?;
-                let (map, req) = converted(st, &model, &body, route)?;
+                let (model, (map, req)) =
+                    converted_for_model(st, &body, |m| converted(st, m, &body, route))?;
                 let shape = match (route, body) {
                     (Route::Messages, _) => Shape::Messages,
                     (_, Value::Object(mut o)) => {
