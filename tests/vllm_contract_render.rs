@@ -216,6 +216,53 @@ fn v_check_logprobs() {
         post(CHAT, &chat(json!({"logprobs": true, "top_logprobs": 3}))).0,
         200
     );
+    // -1 is "all": passed on for the engine to bound by its --max-logprobs (vLLM 0.33's
+    // render server answers these the same).
+    let (code, out) = post(CHAT, &chat(json!({"logprobs": true, "top_logprobs": -1})));
+    assert_eq!(
+        (code, &out["sampling_params"]["logprobs"]),
+        (200, &json!(-1))
+    );
+    let (code, out) = post(CHAT, &chat(json!({"prompt_logprobs": -1})));
+    assert_eq!(
+        (code, &out["sampling_params"]["prompt_logprobs"]),
+        (200, &json!(-1))
+    );
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "one", "logprobs": -1}),
+    );
+    assert_eq!(
+        (code, &out[0]["sampling_params"]["logprobs"]),
+        (200, &json!(-1))
+    );
+    for (body, param) in [
+        (
+            chat(json!({"logprobs": true, "top_logprobs": -2})),
+            "top_logprobs",
+        ),
+        (chat(json!({"prompt_logprobs": -2})), "prompt_logprobs"),
+        (
+            json!({"model": "qwen3", "prompt": "one", "logprobs": -2}),
+            "logprobs",
+        ),
+    ] {
+        let path = if body.get("prompt").is_some() {
+            COMPLETION
+        } else {
+            CHAT
+        };
+        refused(
+            post(path, &body),
+            Some(param),
+            "must be a positive value or -1",
+        );
+    }
+    refused(
+        post(CHAT, &chat(json!({"stream": true, "prompt_logprobs": -1}))),
+        Some("prompt_logprobs"),
+        "not available when `stream=True`",
+    );
 }
 
 #[test]

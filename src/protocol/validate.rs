@@ -272,19 +272,40 @@ fn chat_logprobs(req: &ChatRequest) -> Result<(), RequestError> {
         .as_ref()
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    if req.top_logprobs.is_some_and(|n| n > 0) && !logprobs {
+    prompt_logprobs(req.stream, req.prompt_logprobs)?;
+    if let Some(n) = req.top_logprobs {
+        positive_or_all("top_logprobs", n)?;
+        if n != 0 && !logprobs {
+            return Err(RequestError::invalid(
+                "top_logprobs",
+                "when using `top_logprobs`, `logprobs` must be set to true.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// vLLM's rule for a logprobs count: positive, 0, or -1 (all).
+fn positive_or_all(param: &str, n: i64) -> Result<(), RequestError> {
+    if n < -1 {
         return Err(RequestError::invalid(
-            "top_logprobs",
-            "when using `top_logprobs`, `logprobs` must be set to true.",
+            param,
+            format!("`{param}` must be a positive value or -1."),
         ));
     }
-    if req.stream && req.prompt_logprobs.is_some_and(|n| n > 0) {
+    Ok(())
+}
+
+/// `prompt_logprobs`: a count or -1, and none on a stream.
+fn prompt_logprobs(stream: bool, n: Option<i64>) -> Result<(), RequestError> {
+    let Some(n) = n else { return Ok(()) };
+    if stream && n != 0 {
         return Err(RequestError::invalid(
             "prompt_logprobs",
             "`prompt_logprobs` are not available when `stream=True`.",
         ));
     }
-    Ok(())
+    positive_or_all("prompt_logprobs", n)
 }
 
 /// vLLM's `ReasoningEffort` literal.
@@ -357,12 +378,7 @@ impl CompletionRequest {
         cache_salt(self.cache_salt.as_deref())?;
         response_format(self.response_format.as_ref())?;
         stream_options(self.stream, self.stream_options.as_ref())?;
-        if self.stream && self.prompt_logprobs.is_some_and(|n| n > 0) {
-            return Err(RequestError::invalid(
-                "prompt_logprobs",
-                "`prompt_logprobs` are not available when `stream=True`.",
-            ));
-        }
+        prompt_logprobs(self.stream, self.prompt_logprobs)?;
         structured_outputs_count(self.structured_outputs.as_ref(), Some("structured_outputs"))?;
         transfer_params("kv_transfer_params", self.kv_transfer_params.as_ref())?;
         transfer_params("ec_transfer_params", self.ec_transfer_params.as_ref())?;

@@ -192,17 +192,21 @@ fn max_tokens(
 
 /// `logprobs` as vLLM reads it: chat requests send a boolean and `top_logprobs`,
 /// completions the number itself.
-fn logprobs(f: &SamplingFields, chat: bool) -> Result<Option<u32>, RequestError> {
+fn logprobs(f: &SamplingFields, chat: bool) -> Result<Option<i64>, RequestError> {
     match &f.logprobs {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::Bool(b)) if chat => Ok(b.then_some(f.top_logprobs.unwrap_or(0))),
-        Some(v) if !chat => v
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .map(Some)
-            .ok_or_else(|| {
-                RequestError::invalid("logprobs", "logprobs must be a non-negative integer")
-            }),
+        Some(v) if !chat => match v.as_i64() {
+            Some(n) if n >= -1 => Ok(Some(n)),
+            Some(_) => Err(RequestError::invalid(
+                "logprobs",
+                "`logprobs` must be a positive value or -1.",
+            )),
+            None => Err(RequestError::invalid(
+                "logprobs",
+                "`logprobs` must be an integer.",
+            )),
+        },
         Some(_) => Err(RequestError::invalid(
             "logprobs",
             "logprobs must be a boolean",
