@@ -8,12 +8,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{client, fixtures, golden_registry, start_server};
-use llm_render::derender::{DerenderConfig, StateCodec};
-use llm_render::server::ServerConfig;
+use common::{derender_server, fixtures, golden_registry, post_ok};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Which side llm-render matches where vLLM's stream and non-stream results differ.
 enum Side {
@@ -94,26 +91,11 @@ const VLLM_DISAGREES: &[(&str, &str, Side, &str)] = &[
 ];
 
 fn server(parser: &str, reasoning: &str) -> String {
-    let config = ServerConfig {
-        derender: DerenderConfig {
-            reasoning_parser: reasoning.into(),
-            tool_call_parser: parser.into(),
-            states: Arc::new(StateCodec::new(Some("test key"), 64)),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    start_server(golden_registry(), config)
+    derender_server(golden_registry(), parser, reasoning)
 }
 
 fn post(base: &str, body: &Value) -> Value {
-    let r = client()
-        .post(format!("{base}/v1/chat/completions/derender"))
-        .json(body)
-        .send()
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    r.json().unwrap()
+    post_ok(&format!("{base}/v1/chat/completions/derender"), body)
 }
 
 /// `{"content", "reasoning", "calls": [{"name", "arguments"}]}`, the golden's shape.

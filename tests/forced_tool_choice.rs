@@ -8,12 +8,9 @@
 
 mod common;
 
-use common::{client, fixtures, qwen3_only, start_server};
-use llm_render::derender::{DerenderConfig, StateCodec};
-use llm_render::server::ServerConfig;
+use common::{derender_server, fixtures, post_ok, qwen3_only};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Qwen3, loaded once for every server of this test.
 fn registry() -> llm_render::model::ModelRegistry {
@@ -28,30 +25,11 @@ fn server<'a>(
 ) -> &'a str {
     cache
         .entry((tools.to_string(), reasoning.to_string()))
-        .or_insert_with(|| {
-            let config = ServerConfig {
-                derender: DerenderConfig {
-                    tool_call_parser: tools.into(),
-                    reasoning_parser: reasoning.into(),
-                    states: Arc::new(StateCodec::new(Some("test key"), 64)),
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            start_server(registry(), config)
-        })
+        .or_insert_with(|| derender_server(registry(), tools, reasoning))
 }
 
 fn post(base: &str, body: &Value) -> Value {
-    let r = client()
-        .post(format!("{base}/v1/chat/completions/derender"))
-        .json(body)
-        .send()
-        .unwrap();
-    let status = r.status().as_u16();
-    let body: Value = r.json().unwrap();
-    assert_eq!(status, 200, "{body}");
-    body
+    post_ok(&format!("{base}/v1/chat/completions/derender"), body)
 }
 
 /// (content, reasoning, [(name, arguments)]) of a message or of folded stream deltas.

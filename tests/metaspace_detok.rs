@@ -9,23 +9,12 @@
 
 mod common;
 
-use common::{client, fixtures, load_models, start_server};
-use llm_render::derender::{DerenderConfig, StateCodec};
+use common::{derender_server, fixtures, load_models, post_ok};
 use llm_render::model::LoadOptions;
-use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 fn post(base: &str, path: &str, body: &Value) -> Value {
-    let r = client()
-        .post(format!("{base}{path}"))
-        .json(body)
-        .send()
-        .unwrap();
-    let status = r.status().as_u16();
-    let body: Value = r.json().unwrap();
-    assert_eq!(status, 200, "{body}");
-    body
+    post_ok(&format!("{base}{path}"), body)
 }
 
 fn response(ids: &[u32]) -> Value {
@@ -34,14 +23,11 @@ fn response(ids: &[u32]) -> Value {
 
 #[test]
 fn the_first_token_keeps_its_leading_space_as_in_vllm() {
-    let config = ServerConfig {
-        derender: DerenderConfig {
-            states: Arc::new(StateCodec::new(Some("test key"), 64)),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let base = start_server(load_models(&["metaspace"], &LoadOptions::default()), config);
+    let base = derender_server(
+        load_models(&["metaspace"], &LoadOptions::default()),
+        "auto",
+        "auto",
+    );
     let text =
         std::fs::read_to_string(fixtures().join("goldens/derender/metaspace_detok.jsonl")).unwrap();
     let mut cases = 0;

@@ -204,3 +204,28 @@ pub fn slow_template(n: u32) -> String {
 pub fn qwen3_only() -> ModelRegistry {
     load_models(&["qwen3"], &LoadOptions::default())
 }
+
+/// A server on `models` whose derender runs the named tool and reasoning parsers (`none`,
+/// `auto` or a vLLM name), signing stream states with a fixed key.
+pub fn derender_server(models: ModelRegistry, tools: &str, reasoning: &str) -> String {
+    let config = ServerConfig {
+        derender: llm_render::derender::DerenderConfig {
+            tool_call_parser: tools.into(),
+            reasoning_parser: reasoning.into(),
+            states: std::sync::Arc::new(llm_render::derender::StateCodec::new(
+                Some("test key"),
+                64,
+            )),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    start_server(models, config)
+}
+
+/// POSTs `body` to `url` and returns the JSON answer, asserting a 200.
+pub fn post_ok(url: &str, body: &Value) -> Value {
+    let (status, out) = post_json(url, body);
+    assert_eq!(status, 200, "{out}");
+    out
+}

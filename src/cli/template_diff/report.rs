@@ -54,6 +54,27 @@ fn divergence_lines(out: &mut String, d: &Divergence, left: &str, right: &str) {
     );
 }
 
+/// The engine's and the index's (cached, uncached) tokens, each on a line: `indent` before
+/// the label, `gap` after it, so the figures line up with the table they are in.
+fn reuse_lines(
+    out: &mut String,
+    indent: &str,
+    gap: &str,
+    r: &TurnReport,
+    engine: (usize, usize),
+    index: (usize, usize),
+) {
+    for (label, block, (cached, uncached)) in [
+        ("engine", r.block_size, engine),
+        ("index ", r.index_block_size, index),
+    ] {
+        let _ = writeln!(
+            out,
+            "{indent}{label} (block {block:>3})  {gap}{cached} cached, {uncached} uncached"
+        );
+    }
+}
+
 fn turn_table(out: &mut String, r: &TurnReport) {
     let _ = writeln!(
         out,
@@ -81,16 +102,9 @@ fn turn_table(out: &mut String, r: &TurnReport) {
             let _ = writeln!(out, "  first divergence      none");
         }
     }
-    let _ = writeln!(
-        out,
-        "  engine (block {:>3})    {} cached, {} uncached",
-        r.block_size, r.cached_tokens, r.uncached_tokens
-    );
-    let _ = writeln!(
-        out,
-        "  index  (block {:>3})    {} cached, {} uncached",
-        r.index_block_size, r.index_cached_tokens, r.index_uncached_tokens
-    );
+    let engine = (r.cached_tokens, r.uncached_tokens);
+    let index = (r.index_cached_tokens, r.index_uncached_tokens);
+    reuse_lines(out, "  ", "  ", r, engine, index);
     if let Some(b) = &r.bridged {
         match &b.reason {
             None => {
@@ -104,16 +118,9 @@ fn turn_table(out: &mut String, r: &TurnReport) {
                 let _ = writeln!(out, "  bridged turn 2        not applied: {reason}");
             }
         }
-        let _ = writeln!(
-            out,
-            "    engine (block {:>3})  {} cached, {} uncached",
-            r.block_size, b.cached_tokens, b.uncached_tokens
-        );
-        let _ = writeln!(
-            out,
-            "    index  (block {:>3})  {} cached, {} uncached",
-            r.index_block_size, b.index_cached_tokens, b.index_uncached_tokens
-        );
+        let engine = (b.cached_tokens, b.uncached_tokens);
+        let index = (b.index_cached_tokens, b.index_uncached_tokens);
+        reuse_lines(out, "    ", "", r, engine, index);
     }
     if let Some(skip) = r.decider_skips_prefill {
         let _ = writeln!(
