@@ -244,6 +244,12 @@ fn vllms_field_validators_hold() {
             "stream_state.output_chunk_lens",
         ),
         (
+            // Lengths whose sum wraps around a 64-bit integer to the IDs' count.
+            json!({"output_token_ids": [1], "output_chunk_lens": [u64::MAX, 2u64]}),
+            "must sum to",
+            "stream_state.output_chunk_lens",
+        ),
+        (
             json!({"logprob_context_token_ids": [1, 2, 3, 4, 5]}),
             "at most 4",
             "stream_state.logprob_context_token_ids",

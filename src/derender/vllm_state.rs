@@ -88,8 +88,13 @@ impl VllmStreamState {
         if self.output_chunk_lens.contains(&0) {
             return Err(bad("output_chunk_lens", "lengths must be > 0".into()));
         }
-        let total: usize = self.output_chunk_lens.iter().sum();
-        if total != self.output_token_ids.len() {
+        // Checked: lengths near usize::MAX must not wrap into a sum that passes.
+        let total = self
+            .output_chunk_lens
+            .iter()
+            .try_fold(0usize, |acc, n| acc.checked_add(*n));
+        if total != Some(self.output_token_ids.len()) {
+            let total = total.map_or_else(|| "overflow".to_string(), |t| t.to_string());
             return Err(bad(
                 "output_chunk_lens",
                 format!(
