@@ -38,6 +38,7 @@ impl Wire for Vllm {
         // Usage is counted here, from what the client is sent (`server/front/`).
         g.stream_options = None;
         g.block_hashes = None;
+        g.continuation = None;
         g.sampling_params.stop.clear();
         g.sampling_params.include_stop_str_in_output = false;
         // vLLM's `RequestOutputKind.DELTA`: each event carries only the new IDs.
