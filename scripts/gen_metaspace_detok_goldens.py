@@ -9,7 +9,9 @@ seeds its detokenizer with the prompt's last tokens (`renderers/online_derendere
 `_seed_stream_state`, `convert_prompt_ids_to_tokens`), so the space is kept.
 
 The goldens (fixtures/goldens/derender/metaspace_detok.jsonl), one line per case:
-{"prompt_token_ids", "output_token_ids", "skip_special_tokens", "text", "unseeded_text"}:
+{"model", "prompt_token_ids", "output_token_ids", "skip_special_tokens", "text",
+"unseeded_text"} (and two byte-level cases on the Qwen3 fixture whose seed ends inside a
+character):
 vLLM 0.32's own functions, `_seed_stream_state` then `OnlineDerenderer._detokenize_delta`
 over the whole output (and without a prompt, for contrast). tests/metaspace_detok.rs replays
 them through the derender routes, one shot and streamed.
@@ -78,6 +80,30 @@ def detok(tok, prompt, output, skip):
     return text
 
 
+# Byte-level cases on the Qwen3 fixture, as token IDs: a prompt whose last token ends inside
+# a character (a token-ID prompt continuing an output cut off mid-character) and an output
+# that completes it: vLLM's length-based slicing drops the completed character.
+BYTE_LEVEL = [
+    ([9707, 158], [7492, 1879]),   # "Hello" + 0xE2 | 0x82 0xAC + " world"
+    ([9707, 1879], [7492, 1879]),  # a whole prompt, an output starting mid-character
+]
+
+
+def byte_level():
+    import gzip as gz, shutil
+    d = tempfile.mkdtemp()
+    src = os.path.join(ROOT, "fixtures/models/qwen3")
+    with gz.open(os.path.join(src, "tokenizer.json.gz")) as f, \
+            open(os.path.join(d, "tokenizer.json"), "wb") as out:
+        shutil.copyfileobj(f, out)
+    for name in ("tokenizer_config.json", "config.json"):
+        shutil.copy(os.path.join(src, name), d)
+    tok = AutoTokenizer.from_pretrained(d)
+    return [{"model": "qwen3", "prompt_token_ids": prompt, "output_token_ids": output,
+             "skip_special_tokens": True, "text": detok(tok, prompt, output, True),
+             "unseeded_text": detok(tok, [], output, True)} for prompt, output in BYTE_LEVEL]
+
+
 def main():
     tok = build()
     lines = []
@@ -91,9 +117,10 @@ def main():
             if first == "▁":
                 output = output[1:]
         for skip in (True, False):
-            lines.append({"prompt_token_ids": prompt, "output_token_ids": output,
+            lines.append({"model": "metaspace", "prompt_token_ids": prompt, "output_token_ids": output,
                           "skip_special_tokens": skip, "text": detok(tok, prompt, output, skip),
                           "unseeded_text": detok(tok, [], output, skip)})
+    lines += byte_level()
     with open(OUT, "w") as f:
         for line in lines:
             f.write(json.dumps(line, ensure_ascii=False) + "\n")

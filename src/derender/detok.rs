@@ -74,11 +74,14 @@ impl<'a> IncrementalDetokenizer<'a> {
         self.state.window.push(id);
         let prefix_text = self.decode(&self.state.window[..self.state.read])?;
         let full = self.decode(&self.state.window)?;
-        if full.len() > prefix_text.len()
-            && !full.ends_with('\u{fffd}')
-            && full.starts_with(&prefix_text)
-        {
-            let new = full[prefix_text.len()..].to_string();
+        let prefix_chars = prefix_text.chars().count();
+        // vLLM's rule: new text once the window decodes longer (in characters) than the
+        // emitted part and does not end inside a character; the new text is what follows
+        // as many characters as the emitted part has, whatever they are (a seeded prompt
+        // tail that ends inside a character decodes to U+FFFD there, and to the character
+        // once the output completes it: neither is output text).
+        if full.chars().count() > prefix_chars && !full.ends_with('\u{fffd}') {
+            let new = after_chars(&full, prefix_chars).to_string();
             // The emitted window becomes the next prefix: keep only the IDs from `read` on.
             let read = self.state.read;
             self.state.window.drain(..read);
@@ -93,12 +96,14 @@ impl<'a> IncrementalDetokenizer<'a> {
     pub fn finish(&mut self) -> Result<String, String> {
         let prefix_text = self.decode(&self.state.window[..self.state.read])?;
         let full = self.decode(&self.state.window)?;
-        let rest = full
-            .strip_prefix(prefix_text.as_str())
-            .unwrap_or(&full)
-            .to_string();
+        let rest = after_chars(&full, prefix_text.chars().count()).to_string();
         self.state.window.clear();
         self.state.read = 0;
         Ok(rest)
     }
+}
+
+/// `text` after its first `n` characters (empty when it has no more).
+fn after_chars(text: &str, n: usize) -> &str {
+    text.char_indices().nth(n).map_or("", |(at, _)| &text[at..])
 }
