@@ -350,3 +350,50 @@ fn metrics_count_applied_and_refused_bridges() {
     assert!(value(applied) >= 1.0 && value(refused) >= 1.0, "{text}");
     assert!(value(r#"llm_render_bridged_tokens_total{model="qwen3"}"#) >= 1.0);
 }
+
+/// DeepSeek writes its end-of-turn marker only after replies, so a turn holds the system
+/// prompt and the user message too: an edited system prompt in a bridged history, or a
+/// system message added after the reply (which DeepSeek's template moves to the top), is
+/// refused rather than carried on.
+#[test]
+fn deepseek_history_edits_and_moved_system_messages_are_refused() {
+    let render_ds = |messages: &Value, from: Option<(&[u32], &[u32])>| {
+        let mut body = json!({"model": "deepseek_v3", "messages": messages});
+        if let Some((p, o)) = from {
+            body["continue_from"] = json!({"prompt_token_ids": p, "output_token_ids": o});
+        }
+        render(&body)
+    };
+    let sys = json!({"role": "system", "content": "You are terse."});
+    let q1 = json!({"role": "user", "content": "Capital of France?"});
+    let a1 = json!({"role": "assistant", "content": "Paris is the capital."});
+    let q2 = json!({"role": "user", "content": "And of Spain?"});
+    let a2 = json!({"role": "assistant", "content": "Madrid."});
+    let q3 = json!({"role": "user", "content": "Thanks."});
+    let p1 = ids_of(&render_ds(&json!([sys, q1]), None));
+    let o1 = sampled("deepseek_v3", "Paris is the capital.");
+    let turn2 = render_ds(&json!([sys, q1, a1, q2]), Some((&p1, &o1)));
+    assert_eq!(turn2["continuation"]["applied"], true, "{turn2}");
+    let p2 = ids_of(&turn2);
+    let o2 = sampled("deepseek_v3", "Madrid.");
+    // Turn 3 on the bridged turn 2: accepted as sent, refused with the system prompt edited.
+    let ok = render_ds(&json!([sys, q1, a1, q2, a2, q3]), Some((&p2, &o2)));
+    assert_eq!(ok["continuation"]["applied"], true, "{ok}");
+    let edited = json!({"role": "system", "content": "You are verbose."});
+    let out = render_ds(&json!([edited, q1, a1, q2, a2, q3]), Some((&p2, &o2)));
+    assert_eq!(out["continuation"]["applied"], false, "{out}");
+    // A system message after the reply: the template renders the history otherwise.
+    let late = json!({"role": "system", "content": "Answer in French."});
+    let out = render_ds(
+        &json!([q1, a1, late, q2]),
+        Some((&ids_of(&render_ds(&json!([q1]), None)), &o1)),
+    );
+    assert_eq!(out["continuation"]["applied"], false, "{out}");
+    assert!(
+        out["continuation"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("differently"),
+        "{out}"
+    );
+}

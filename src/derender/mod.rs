@@ -31,7 +31,7 @@ pub use detok::{DetokState, IncrementalDetokenizer};
 pub use live::LiveStream;
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
 pub use reshape::{derender_as, Api};
-pub use route::derender;
+pub use route::{check_named_parser_rule, derender};
 pub use session::{ChoiceState, Delta, Options};
 pub use state::{StateCodec, StreamState};
 pub use stop::StopStrings;

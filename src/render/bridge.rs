@@ -176,23 +176,41 @@ fn bridge(
             "the assistant message is the first message: no previous prompt precedes it".into(),
         ));
     }
-    // The template's rendering of the previous turn's prompt, and of its reply closed.
-    let before = match render_part(model, req, opts, k, true) {
-        Ok(ids) => ids,
+    // The template's rendering of the previous turn's prompt, of the history before the
+    // reply, and of the reply closed.
+    let before = match render_part(model, req, opts, k, true)? {
+        Ok(r) => r.token_ids,
         Err(e) => {
             return Ok(Err(format!(
                 "the template cannot render messages[..{k}]: {e}"
             )))
         }
     };
-    let closed = match render_part(model, req, opts, k + 1, false) {
-        Ok(ids) => ids,
+    let history = match render_part(model, req, opts, k, false)? {
+        Ok(r) => r.prompt,
+        Err(e) => {
+            return Ok(Err(format!(
+                "the template cannot render messages[..{k}]: {e}"
+            )))
+        }
+    };
+    let closed = match render_part(model, req, opts, k + 1, false)? {
+        Ok(r) => r.token_ids,
         Err(e) => {
             return Ok(Err(format!(
                 "the template cannot render messages[..={k}]: {e}"
             )))
         }
     };
+    // A template that moves or rewrites earlier messages once later ones follow (DeepSeek's
+    // gathers every system message at the top) renders the new turn over another history:
+    // its tail after the reply cannot follow the previous prompt.
+    if !plain.prompt.starts_with(history.as_str()) {
+        return Ok(Err(format!(
+            "the template renders messages[..{k}] differently once the messages after the \
+             reply follow, so the new turn cannot continue the previous prompt"
+        )));
+    }
     let m = count_markers(&before, markers);
     if count_markers(&closed, markers) != m + 1 {
         return Ok(Err(format!(
@@ -200,7 +218,7 @@ fn bridge(
              turn after it cannot be found"
         )));
     }
-    if let Err(reason) = check_history(model, req, opts, k, &from.prompt_token_ids, &before) {
+    if let Err(reason) = check_history(model, req, opts, k, &from.prompt_token_ids, &before)? {
         return Ok(Err(reason));
     }
     if !spells(model, &from.output_token_ids, &req.messages[k]) {
@@ -235,6 +253,12 @@ fn bridge(
     ids.extend_from_slice(&output);
     let bridged_tokens = ids.len();
     ids.extend_from_slice(&plain.token_ids[end + 1..]);
+    if let Some(max) = model.max_model_len.filter(|max| ids.len() as u64 >= *max) {
+        return Ok(Err(format!(
+            "the bridged prompt ({} tokens) does not fit max_model_len ({max})",
+            ids.len()
+        )));
+    }
     Ok(Ok((ids, end_of_turn_added, bridged_tokens)))
 }
 
@@ -242,15 +266,16 @@ fn role(m: &Message) -> Option<&str> {
     m.get("role").and_then(|r| r.as_str())
 }
 
-/// The template's IDs for `messages[..upto]` of `req`, with or without the generation
-/// prompt (request kwargs that would override it are left out).
+/// The template's rendering of `messages[..upto]` of `req`, with or without the generation
+/// prompt (request kwargs that would override it are left out); the inner error is the
+/// template's, the outer one a cancelled request.
 fn render_part(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
     upto: usize,
     generation_prompt: bool,
-) -> Result<Arc<Vec<u32>>, RequestError> {
+) -> Result<Result<ChatRendered, RequestError>, RequestError> {
     let mut part = req.clone();
     part.messages.truncate(upto);
     part.add_generation_prompt = generation_prompt;
@@ -260,7 +285,10 @@ fn render_part(
         kwargs.remove("add_generation_prompt");
         kwargs.remove("continue_final_message");
     }
-    Ok(render_chat_prompt(model, &part, opts, None)?.token_ids)
+    match render_chat_prompt(model, &part, opts, None) {
+        Err(RequestError::Cancelled) => Err(RequestError::Cancelled),
+        r => Ok(r),
+    }
 }
 
 /// Length of the longest common prefix of two token sequences.
@@ -292,7 +320,9 @@ fn turns<'a>(ids: &'a [u32], markers: &[u32]) -> Vec<&'a [u32]> {
 
 /// Whether `prompt` (the previous turn's prompt) is this conversation up to `messages[k]`:
 /// the template's rendering `before`, or a bridged one that differs from it only inside
-/// assistant replies that still spell their messages.
+/// assistant replies, each of which starts as the template prompted it (the turn's
+/// messages and the reply's header, as rendered with the generation prompt) and still
+/// spells its message. The outer error is a cancelled request.
 fn check_history(
     model: &Model,
     req: &ChatRequest,
@@ -300,72 +330,99 @@ fn check_history(
     k: usize,
     prompt: &[u32],
     before: &[u32],
-) -> Result<(), String> {
+) -> Result<Result<(), String>, RequestError> {
     if prompt == before {
-        return Ok(());
+        return Ok(Ok(()));
     }
     let markers = &model.eos_token_ids;
     let ours = turns(prompt, markers);
     let template = turns(before, markers);
     if ours.len() != template.len() {
-        return Err(format!(
+        return Ok(Err(format!(
             "continue_from.prompt_token_ids has {} turns where messages[..{k}] render to {}: \
              it is not this conversation's previous prompt",
             ours.len() - 1,
             template.len() - 1
-        ));
+        )));
     }
-    // The turn index that each earlier assistant reply ends, found only if needed.
-    let mut replies: Option<Vec<(usize, usize)>> = None;
+    // The turn each earlier assistant reply ends, found only if needed.
+    let mut replies: Option<Vec<Reply>> = None;
     let mut at = 0;
     for (i, (a, b)) in ours.iter().zip(&template).enumerate() {
         if a != b {
             let first = at + common_prefix(a, b);
             let position = format!(
-                "continue_from.prompt_token_ids differs from the template's \
-                rendering of messages[..{k}] at token {first}"
+                "continue_from.prompt_token_ids differs from the template's rendering of \
+                 messages[..{k}] at token {first}"
             );
             if i + 1 == ours.len() {
-                return Err(format!("{position}, in the turn being prompted"));
+                return Ok(Err(format!("{position}, in the turn being prompted")));
             }
             if replies.is_none() {
-                replies = Some(reply_turns(model, req, opts, k)?);
+                replies = Some(match reply_turns(model, req, opts, k)? {
+                    Ok(r) => r,
+                    Err(reason) => return Ok(Err(reason)),
+                });
             }
-            let reply = replies
-                .as_ref()
-                .and_then(|r| r.iter().find(|(turn, _)| *turn == i));
+            let reply = replies.iter().flatten().find(|r| r.turn == i);
             match reply {
-                Some((_, j)) if spells(model, a, &req.messages[*j]) => {}
-                Some((_, j)) => {
-                    return Err(format!(
-                        "{position}: the reply there does not spell messages[{j}]"
-                    ))
+                Some(r)
+                    if a.starts_with(&r.header)
+                        && spells(model, &a[r.header.len()..], &req.messages[r.message]) => {}
+                Some(r) => {
+                    return Ok(Err(format!(
+                        "{position}: that turn is not messages[{}] as prompted and replied",
+                        r.message
+                    )))
                 }
-                None => return Err(format!("{position}, outside any assistant reply")),
+                None => return Ok(Err(format!("{position}, outside any assistant reply"))),
             }
         }
         at += a.len();
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
-/// `(turn index, message index)` of each assistant message before `k`: the turn its
-/// closing marker ends.
+/// An assistant message before the reply being bridged: the turn its closing marker ends,
+/// and how that turn starts (the template's tokens after the last marker of its prompt).
+struct Reply {
+    turn: usize,
+    message: usize,
+    header: Vec<u32>,
+}
+
+/// Every assistant message before `k`, as [`Reply`]s. The outer error is a cancelled
+/// request.
 fn reply_turns(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
     k: usize,
-) -> Result<Vec<(usize, usize)>, String> {
+) -> Result<Result<Vec<Reply>, String>, RequestError> {
+    let markers = &model.eos_token_ids;
     let mut out = Vec::new();
-    for j in 0..k {
-        if role(&req.messages[j]) == Some("assistant") && j > 0 {
-            let ids = render_part(model, req, opts, j, true)
-                .map_err(|e| format!("the template cannot render messages[..{j}]: {e}"))?;
-            out.push((count_markers(&ids, &model.eos_token_ids), j));
+    for j in 1..k {
+        if role(&req.messages[j]) != Some("assistant") {
+            continue;
         }
+        let ids = match render_part(model, req, opts, j, true)? {
+            Ok(r) => r.token_ids,
+            Err(e) => {
+                return Ok(Err(format!(
+                    "the template cannot render messages[..{j}]: {e}"
+                )))
+            }
+        };
+        let last = turns(&ids, markers)
+            .last()
+            .map_or(Vec::new(), |t| t.to_vec());
+        out.push(Reply {
+            turn: count_markers(&ids, markers),
+            message: j,
+            header: last,
+        });
     }
-    Ok(out)
+    Ok(Ok(out))
 }
 
 /// Whether `ids` decode to a text holding `message`'s content, reasoning and tool-call

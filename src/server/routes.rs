@@ -256,7 +256,9 @@ pub async fn tokenize(st: Arc<AppState>, bytes: Bytes) -> Result<Json<TokenizeRe
         let tokens = match (&req.prompt, &req.messages) {
             (Some(prompt), None) => model.encode(prompt, req.add_special_tokens.unwrap_or(true))?,
             (None, Some(_)) => {
-                let chat: ChatRequest = parse_json_shared(&bytes)?;
+                let mut chat: ChatRequest = parse_json_shared(&bytes)?;
+                // `/tokenize` gives the template's tokens; bridging is the render routes'.
+                chat.continue_from = None;
                 let prompt = render::render_chat_prompt(&model, &chat, &st.config.render, None)?;
                 if req.add_special_tokens.unwrap_or(false) {
                     model.encode(&prompt.prompt, true)?
@@ -349,6 +351,9 @@ async fn derender(
     let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: crate::derender::DerenderRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
+        if kind == crate::derender::Kind::Chat {
+            crate::derender::check_named_parser_rule(&req, &st.config.derender)?;
+        }
         crate::derender::derender(&model, &req, &st.config.derender, kind)
     })
     .await?;
