@@ -50,14 +50,14 @@ fn the_first_token_keeps_its_leading_space_as_in_vllm() {
         for (seeded, want) in [(true, &g["text"]), (false, &g["unseeded_text"])] {
             let prompt = if seeded { prompt.clone() } else { Value::Null };
             let whole = post(
-                &base,
+                base,
                 "/v1/chat/completions/derender",
                 &json!({"model": name,
                 "prompt_token_ids": prompt, "generate_response": response(&ids), "chat_request": chat}),
             );
             assert_eq!(whole["choices"][0]["message"]["content"], *want, "{line}");
             let whole = post(
-                &base,
+                base,
                 "/v1/completions/derender",
                 &json!({"model": name,
                 "prompt_token_ids": [prompt], "generate_responses": [response(&ids)],
