@@ -10,6 +10,9 @@ The constraint depends on the parser, not on the tokenizer, but some of vLLM's p
 tokenizer without their markers: llama3_json runs on the Llama 3.1 fixture, deepseek_v3/v31 on
 the DeepSeek-V3 one (with a config.json naming the model type), mistral and jamba on Qwen3's with
 their markers added as tokens (the requests name `qwen3`, which llm-render serves unchanged).
+openai (gpt-oss) runs on the gpt-oss fixture with a gpt-oss-20b config.json (as
+scripts/harmony_render_vs_vllm.py serves it), where vLLM's Harmony parser also rewrites a
+request's own constraint into a Harmony tag, whatever the `tool_choice`.
 
 Setup: as scripts/sampling_params_vs_vllm.py.
 Usage: bench-peers/vllmenv/bin/python scripts/gen_tool_choice_goldens.py [PARSER ...]
@@ -73,6 +76,21 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_si
          "num_key_value_heads": 8, "intermediate_size": 14336, "max_position_embeddings": 131072,
          "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]}
 DEEPSEEK = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
+GPT_OSS = {
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
+    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+    "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4,
+    "experts_per_token": 4, "sliding_window": 128, "rope_theta": 150000, "rms_norm_eps": 1e-05,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                     "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
+    "torch_dtype": "bfloat16", "eos_token_id": 200002, "pad_token_id": 199999,
+    "tie_word_embeddings": False,
+}
+# gpt-oss's tokenizer reads its encoding from the shared models (openai_harmony, offline).
+GPT_OSS_ENV = {"TIKTOKEN_ENCODINGS_BASE": os.path.join(os.path.dirname(ROOT), "shared/models/gpt_oss"),
+               "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
 
 # (parser, fixture, its config.json if it has none, tokens to add, tool sets, variants).
 # hermes and pythonic come first with their original sets, so their lines stay as they were.
@@ -101,6 +119,7 @@ SUITES = [
     ("phi4_mini_json", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("jamba", "qwen3", None, ["<tool_calls>", "</tool_calls>"], BASIC, MORE_VARIANTS),
     ("internlm", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("openai", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
 ]
 
 
@@ -128,7 +147,8 @@ def served(fixture, config, added, args, log):
     if added:
         add_tokens(d, added)
     proc = subprocess.Popen([VLLM, "launch", "render", d, "--port", str(PORT), *args],
-                            env=dict(os.environ, VLLM_TARGET_DEVICE="cpu"),
+                            env=dict(os.environ, VLLM_TARGET_DEVICE="cpu",
+                                     **(GPT_OSS_ENV if fixture == "gpt_oss" else {})),
                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
     try:
         if not wait_healthy(PORT):
@@ -162,11 +182,12 @@ def suite(parser, fixture, config, added, tool_sets, variants):
     lines = []
     with served(fixture, config, added, args, f"/tmp/vllm_tool_choice_{parser}.log"):
         for tools in tool_sets:
-            for choice in CHOICES:
+            # An empty set: requests without tools (and without a tool_choice).
+            for choice in CHOICES if tools else [None]:
                 choice = named(choice, tools)
                 for variant in variants:
                     body = {"model": model, "messages": [{"role": "user", "content": "hi"}],
-                            "tools": tools, **variant}
+                            **({"tools": tools} if tools else {}), **variant}
                     if choice is not None:
                         body["tool_choice"] = choice
                     status, out = post(body)

@@ -1,6 +1,6 @@
 //! How a tool parser's family constrains the engine for `tool_choice` (the data behind
 //! [`ToolGrammar`]): the call tags of xgrammar's builtin structural-tag templates and of
-//! vLLM's own, one constant per family, read by the render (`src/render/tool_choice.rs`).
+//! vLLM's own, one constant per family, read by the render (`src/render/tool_choice/`).
 
 /// How a tool parser's `tool_choice` becomes `sampling_params.structured_outputs` in vLLM 0.33
 /// (`tool_parsers/abstract_tool_parser.py` `adjust_request`, `parser/abstract_parser.py`
@@ -28,10 +28,55 @@ pub enum ToolGrammar {
     /// the parser's default strict level is FUNCTION (glm45/glm47), so `auto` is constrained
     /// too.
     Glm47 { tags: CallTags, always: bool },
+    /// vLLM's own Harmony tag (gpt-oss, `vllm/parser/harmony.py`): an optional analysis and
+    /// an optional commentary message, then one call (each `call_begins` pattern for each
+    /// tool, `constrains` marker and `channels` channel) or, for `auto`, a final message.
+    /// vLLM's Harmony parser also moves the request's own constraint into a final message
+    /// after an optional analysis one, whatever the `tool_choice`.
+    Harmony {
+        /// A call's begin, `{name}`, `{channel}` and `{constrain}` filled in.
+        call_begins: &'static [&'static str],
+        /// The channels a call may be written in.
+        channels: &'static [&'static str],
+        /// The markers of a JSON message (a call's, and a final message's for a JSON schema).
+        constrains: &'static [&'static str],
+        /// A final message's begin, `{constrain}` filled in.
+        final_begin: &'static str,
+        /// The ends of a call or a final message (`""`: a stop token, which xgrammar may not
+        /// name).
+        ends: &'static [&'static str],
+        /// The begins of the analysis and the commentary message allowed before.
+        analysis: &'static str,
+        commentary: &'static str,
+        /// The end of such a message, and the text that starts the next.
+        message_end: &'static str,
+        next: &'static str,
+    },
     /// vLLM builds the family's own structural tag, which is not reproduced yet: the
     /// request's own constraint is passed on unchanged.
     NotYet,
 }
+
+/// vLLM's Harmony tag (`_FUNCTION_CALL_BEGINS`, `_TOOL_CALL_CHANNELS`, `_JSON_CONSTRAINS`,
+/// `_FINAL_BEGIN`, `_END_TAG`, `_assemble_tag`).
+pub(crate) const HARMONY: ToolGrammar = ToolGrammar::Harmony {
+    call_begins: &[
+        " to=functions.{name}{channel}{constrain}<|message|>",
+        "{channel} to=functions.{name}{constrain}<|message|>",
+    ],
+    channels: &[
+        "<|channel|>commentary",
+        "<|channel|>analysis",
+        "<|channel|>final",
+    ],
+    constrains: &[" json", " <|constrain|>json"],
+    final_begin: "<|channel|>final{constrain}<|message|>",
+    ends: &["<|end|>", ""],
+    analysis: "<|channel|>analysis<|message|>",
+    commentary: "<|channel|>commentary<|message|>",
+    message_end: "<|end|>",
+    next: "<|start|>assistant",
+};
 
 /// An xgrammar builtin template: one tag per tool, `begin` + name + `after_name`, its
 /// arguments, then `end`, grouped by [`CallGroup`].

@@ -449,7 +449,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["gpt-oss", "gpt_oss"],
         make: |_| AnyToolParser::Harmony(HarmonyParser::new(false, true)),
         keeps_special_tokens: false,
-        grammar: ToolGrammar::NotYet,
+        grammar: crate::grammar::HARMONY,
     },
 ];
 

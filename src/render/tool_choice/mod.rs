@@ -27,6 +27,9 @@
 //!   `choice` and an EBNF `grammar`; a Lark `grammar` or a `structural_tag` constraint is
 //!   passed on as it is). The tag
 //!   is written as `json.dumps` writes pydantic's `model_dump` (ASCII-escaped, every field).
+//! * `Harmony` (gpt-oss, `harmony.rs`): vLLM's Harmony parser first moves the request's own
+//!   constraint into a final message (on every request, with or without tools), then builds
+//!   vLLM's own Harmony tag as `_apply_structural_tag` decides for the other tags.
 //! * `NotYet`: the family's own tag is not reproduced; the request's constraint stays.
 //!
 //! A constraint replaces the request's `response_format` / `structured_outputs` (vLLM sets
@@ -39,6 +42,7 @@ use llm_render_parsers::{ToolEntry, ToolGrammar};
 use serde_json::{json, Map, Value};
 use tags::*;
 
+mod harmony;
 mod tags;
 
 /// vLLM's `StructuredOutputsParams` with one constraint set.
@@ -108,6 +112,10 @@ pub fn constrain(
     sampling: &mut SamplingParams,
 ) -> Result<(), RequestError> {
     let tools = req.tools.as_deref().unwrap_or_default();
+    if let Some(h) = entry.and_then(|e| harmony::Harmony::of(e.grammar)) {
+        harmony::constrain(&h, tools, req, sampling);
+        return Ok(());
+    }
     let (Some(entry), false) = (entry, tools.is_empty()) else {
         return Ok(());
     };
@@ -116,7 +124,7 @@ pub fn constrain(
     };
     let single = req.parallel_tool_calls == Some(false);
     let constraint = match entry.grammar {
-        ToolGrammar::NotYet => None,
+        ToolGrammar::NotYet | ToolGrammar::Harmony { .. } => None,
         ToolGrammar::JsonSchema => {
             if has_own_structural_tag(req) {
                 None
@@ -297,9 +305,10 @@ fn structural_tag(
         ToolGrammar::HermesTags { start, end } => hermes_tag(&shown, choice, start, end),
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
-        ToolGrammar::JsonSchema | ToolGrammar::MistralJsonList | ToolGrammar::NotYet => {
-            return None
-        }
+        ToolGrammar::JsonSchema
+        | ToolGrammar::MistralJsonList
+        | ToolGrammar::Harmony { .. }
+        | ToolGrammar::NotYet => return None,
     };
     if single {
         stop_after_first(&mut format);
