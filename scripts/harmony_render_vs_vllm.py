@@ -5,8 +5,8 @@ Both serve the gpt-oss fixture tokenizer with a gpt-oss-20b `config.json` and
 folder) and `VLLM_SYSTEM_START_DATE` pinned. Each request is posted to both
 `/v1/chat/completions/render`; the script prints, per request, whether `token_ids`,
 `reasoning_ended`, `reasoning_parser_kwargs` and the status agree, and lists the
-`sampling_params.structured_outputs` that differ (vLLM's Harmony structural tag, not
-reproduced yet). Other `sampling_params` keys are vLLM 0.33's shape in llm-render (checked by
+`sampling_params.structured_outputs` that differ (vLLM's Harmony structural tag, reproduced
+since and checked against vLLM 0.33 by tests/tool_choice_goldens.rs; this script runs 0.32). Other `sampling_params` keys are vLLM 0.33's shape in llm-render (checked by
 `scripts/sampling_params_vs_vllm.py`) and are not compared against 0.32's here.
 
 Usage (vLLM: `../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu`; `cargo build --release`):

@@ -52,9 +52,6 @@ pub enum ToolGrammar {
         message_end: &'static str,
         next: &'static str,
     },
-    /// vLLM builds the family's own structural tag, which is not reproduced yet: the
-    /// request's own constraint is passed on unchanged.
-    NotYet,
 }
 
 /// vLLM's Harmony tag (`_FUNCTION_CALL_BEGINS`, `_TOOL_CALL_CHANNELS`, `_JSON_CONSTRAINS`,

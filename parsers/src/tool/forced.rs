@@ -1,7 +1,7 @@
 //! Output forced by a `tool_choice` JSON schema: what vLLM's serving layer reads in place of
 //! the family's format when the parser has no structural tag of its own
 //! (`supports_required_and_named`; `parser/abstract_parser.py` `_extract_tool_calls`). The
-//! render constrained the engine with that schema (`src/render/tool_choice.rs`,
+//! render constrained the engine with that schema (`src/render/tool_choice/`,
 //! `ToolGrammar::JsonSchema`), so the output is JSON, not the family's markup:
 //!
 //! * a named tool (`tool_choice: {"type": "function", "function": {"name": "f"}}`): the whole

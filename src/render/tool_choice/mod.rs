@@ -30,7 +30,6 @@
 //! * `Harmony` (gpt-oss, `harmony.rs`): vLLM's Harmony parser first moves the request's own
 //!   constraint into a final message (on every request, with or without tools), then builds
 //!   vLLM's own Harmony tag as `_apply_structural_tag` decides for the other tags.
-//! * `NotYet`: the family's own tag is not reproduced; the request's constraint stays.
 //!
 //! A constraint replaces the request's `response_format` / `structured_outputs` (vLLM sets
 //! `response_format` to None).
@@ -124,7 +123,7 @@ pub fn constrain(
     };
     let single = req.parallel_tool_calls == Some(false);
     let constraint = match entry.grammar {
-        ToolGrammar::NotYet | ToolGrammar::Harmony { .. } => None,
+        ToolGrammar::Harmony { .. } => None,
         ToolGrammar::JsonSchema => {
             if has_own_structural_tag(req) {
                 None
@@ -305,10 +304,9 @@ fn structural_tag(
         ToolGrammar::HermesTags { start, end } => hermes_tag(&shown, choice, start, end),
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
-        ToolGrammar::JsonSchema
-        | ToolGrammar::MistralJsonList
-        | ToolGrammar::Harmony { .. }
-        | ToolGrammar::NotYet => return None,
+        ToolGrammar::JsonSchema | ToolGrammar::MistralJsonList | ToolGrammar::Harmony { .. } => {
+            return None
+        }
     };
     if single {
         stop_after_first(&mut format);
