@@ -263,6 +263,20 @@ fn v_check_logprobs() {
         Some("prompt_logprobs"),
         "not available when `stream=True`",
     );
+    refused(
+        post(CHAT, &chat(json!({"stream": true, "prompt_logprobs": -2}))),
+        Some("prompt_logprobs"),
+        "must be a positive value or -1",
+    );
+    // pydantic's lax int: 2.0 is 2.
+    let (code, out) = post(
+        COMPLETION,
+        &json!({"model": "qwen3", "prompt": "one", "logprobs": 2.0}),
+    );
+    assert_eq!(
+        (code, &out[0]["sampling_params"]["logprobs"]),
+        (200, &json!(2))
+    );
 }
 
 #[test]

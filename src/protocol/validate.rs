@@ -299,7 +299,9 @@ fn positive_or_all(param: &str, n: i64) -> Result<(), RequestError> {
 /// `prompt_logprobs`: a count or -1, and none on a stream.
 fn prompt_logprobs(stream: bool, n: Option<i64>) -> Result<(), RequestError> {
     let Some(n) = n else { return Ok(()) };
-    if stream && n != 0 {
+    // vLLM's order: a stream is refused a count (> 0) or all (-1); anything below -1 is
+    // refused as such.
+    if stream && (n > 0 || n == -1) {
         return Err(RequestError::invalid(
             "prompt_logprobs",
             "`prompt_logprobs` are not available when `stream=True`.",

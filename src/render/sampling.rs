@@ -196,7 +196,12 @@ fn logprobs(f: &SamplingFields, chat: bool) -> Result<Option<i64>, RequestError>
     match &f.logprobs {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(serde_json::Value::Bool(b)) if chat => Ok(b.then_some(f.top_logprobs.unwrap_or(0))),
-        Some(v) if !chat => match v.as_i64() {
+        // pydantic's lax `int`: a float without a fraction is that integer.
+        Some(v) if !chat => match v.as_i64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        }) {
             Some(n) if n >= -1 => Ok(Some(n)),
             Some(_) => Err(RequestError::invalid(
                 "logprobs",

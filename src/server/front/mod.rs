@@ -176,9 +176,9 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
             Route::Chat => parse_json(&bytes)?,
             _ => {
                 let body: Value = parse_json(&bytes)?;
-                converted_for_model(st, &body, |m| converted(st, m, &body, route))?
-                    .1
-                     .1
+                let (_, (_, req)) =
+                    converted_for_model(st, &body, |m| converted(st, m, &body, route))?;
+                req
             }
         };
         render::fetch_request_media(&req, &st.config.render).await?
