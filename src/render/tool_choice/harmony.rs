@@ -7,7 +7,7 @@
 //! others any JSON. The patterns are [`ToolGrammar::Harmony`]'s data.
 
 use super::tags::{any_text, const_string, json_schema_format, sequence};
-use super::{choice, is_strict, name, output_format, parameters, params, stop_after_first};
+use super::{choice, is_strict, output_format, params, shown_tools, stop_after_first};
 use super::{Choice, Tool};
 use crate::protocol::{ChatRequest, SamplingParams};
 use llm_render_parsers::pyjson::dumps_ascii;
@@ -177,18 +177,7 @@ pub(super) fn constrain(
         },
         _ => (choice, None),
     };
-    let shown: Vec<Tool> = tools
-        .iter()
-        .filter(|t| match choice {
-            Choice::Named(n) => name(t) == n,
-            _ => true,
-        })
-        .map(|t| Tool {
-            name: name(t),
-            strict: is_strict(t),
-            parameters: parameters(t),
-        })
-        .collect();
+    let shown = shown_tools(tools, &choice);
     if shown.is_empty() {
         return;
     }

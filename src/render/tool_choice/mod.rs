@@ -285,18 +285,7 @@ fn structural_tag(
         (Choice::Auto, Some(asked)) => (Choice::Required, Some(output_format(asked)?)),
         _ => (choice, None),
     };
-    let shown: Vec<Tool> = tools
-        .iter()
-        .filter(|t| match choice {
-            Choice::Named(n) => name(t) == n,
-            _ => true,
-        })
-        .map(|t| Tool {
-            name: name(t),
-            strict: is_strict(t),
-            parameters: parameters(t),
-        })
-        .collect();
+    let shown = shown_tools(tools, &choice);
     if shown.is_empty() {
         return None;
     }
@@ -323,6 +312,22 @@ struct Tool<'a> {
     name: &'a str,
     strict: bool,
     parameters: Option<&'a Value>,
+}
+
+/// The tools a tag offers: the named one, or all of them.
+fn shown_tools<'a>(tools: &'a [Map<String, Value>], choice: &Choice) -> Vec<Tool<'a>> {
+    tools
+        .iter()
+        .filter(|t| match choice {
+            Choice::Named(n) => name(t) == *n,
+            _ => true,
+        })
+        .map(|t| Tool {
+            name: name(t),
+            strict: is_strict(t),
+            parameters: parameters(t),
+        })
+        .collect()
 }
 
 impl Tool<'_> {
