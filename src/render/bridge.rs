@@ -46,31 +46,27 @@ pub fn apply(
     };
     check_request(model, req, from)?;
     let plain_len = rendered.token_ids.len();
-    let continuation = match bridge(model, req, opts, rendered, from)? {
-        Ok((ids, end_of_turn_added, bridged_tokens)) => {
-            let reply = req
-                .messages
-                .iter()
-                .rev()
-                .find(|m| role(m) == Some("assistant"));
-            let reasoning = reply
-                .and_then(|m| m.get("reasoning_content").or_else(|| m.get("reasoning")))
+    let continuation = match bridge(model, req, opts, rendered, from) {
+        Ok(b) => {
+            let reasoning = req.messages[b.reply]
+                .get("reasoning_content")
+                .or_else(|| req.messages[b.reply].get("reasoning"))
                 .and_then(|f| f.as_str())
                 .map(str::trim)
                 .filter(|r| !r.is_empty());
             let template_divergence =
-                divergence(model, opts, &ids, &rendered.token_ids, from, reasoning);
-            rendered.token_ids = Arc::new(ids);
+                divergence(model, opts, &b.ids, &rendered.token_ids, from, reasoning);
+            rendered.token_ids = Arc::new(b.ids);
             Continuation {
                 applied: true,
                 reason: None,
-                bridged_tokens,
-                end_of_turn_added,
+                bridged_tokens: b.bridged_tokens,
+                end_of_turn_added: b.end_of_turn_added,
                 plain_prompt_tokens: plain_len,
                 template_divergence,
             }
         }
-        Err(reason) => Continuation {
+        Err(Refused::Reason(reason)) => Continuation {
             applied: false,
             reason: Some(reason),
             bridged_tokens: 0,
@@ -78,6 +74,7 @@ pub fn apply(
             plain_prompt_tokens: plain_len,
             template_divergence: None,
         },
+        Err(Refused::Request(e)) => return Err(e),
     };
     rendered.continuation = Some(continuation);
     Ok(())
@@ -130,9 +127,27 @@ fn check_request(
     Ok(())
 }
 
-/// The bridged IDs, whether an end-of-turn marker was written, and how many tokens came
-/// from the previous turn; or why the previous turn does not fit (`Ok(Err(reason))`).
-type Bridged = Result<(Vec<u32>, bool, usize), String>;
+/// Why a previous turn is not bridged: the reason `continuation` gives (the prompt is then
+/// the template's own), or an error that ends the request (it was cancelled).
+enum Refused {
+    Reason(String),
+    Request(RequestError),
+}
+
+impl From<String> for Refused {
+    fn from(reason: String) -> Self {
+        Refused::Reason(reason)
+    }
+}
+
+/// A bridged prompt: its IDs, whether an end-of-turn marker was written, how many tokens
+/// came from the previous turn, and the index of the reply it continues.
+struct Bridged {
+    ids: Vec<u32>,
+    end_of_turn_added: bool,
+    bridged_tokens: usize,
+    reply: usize,
+}
 
 fn bridge(
     model: &Model,
@@ -140,97 +155,70 @@ fn bridge(
     opts: &RenderOptions,
     plain: &ChatRendered,
     from: &ContinueFrom,
-) -> Result<Bridged, RequestError> {
+) -> Result<Bridged, Refused> {
+    let refuse = |reason: &str| Err(Refused::Reason(reason.to_string()));
     if model.harmony.is_some() {
-        return Ok(Err(
-            "bridging is not supported for Harmony (gpt-oss) prompts".into(),
-        ));
+        return refuse("bridging is not supported for Harmony (gpt-oss) prompts");
     }
     if plain.features.is_some() {
-        return Ok(Err(
-            "bridging is not supported for prompts with images".into()
-        ));
+        return refuse("bridging is not supported for prompts with images");
     }
     if req.continue_final_message {
-        return Ok(Err(
-            "continue_final_message continues the last message itself; nothing to bridge".into(),
-        ));
+        return refuse(
+            "continue_final_message continues the last message itself; nothing to bridge",
+        );
     }
     let markers = &model.eos_token_ids;
     if markers.is_empty() {
-        return Ok(Err(
-            "the model has no EOS token to find the end of a turn by".into(),
-        ));
+        return refuse("the model has no EOS token to find the end of a turn by");
     }
     let Some(k) = req
         .messages
         .iter()
         .rposition(|m| role(m) == Some("assistant"))
     else {
-        return Ok(Err(
-            "the conversation has no assistant message for continue_from to stand for".into(),
-        ));
+        return refuse("the conversation has no assistant message for continue_from to stand for");
     };
     if k == 0 {
-        return Ok(Err(
-            "the assistant message is the first message: no previous prompt precedes it".into(),
-        ));
+        return refuse(
+            "the assistant message is the first message: no previous prompt precedes it",
+        );
     }
     // The template's rendering of the previous turn's prompt, of the history before the
     // reply, and of the reply closed.
-    let before = match render_part(model, req, opts, k, true)? {
-        Ok(r) => r.token_ids,
-        Err(e) => {
-            return Ok(Err(format!(
-                "the template cannot render messages[..{k}]: {e}"
-            )))
-        }
-    };
-    let history = match render_part(model, req, opts, k, false)? {
-        Ok(r) => r.prompt,
-        Err(e) => {
-            return Ok(Err(format!(
-                "the template cannot render messages[..{k}]: {e}"
-            )))
-        }
-    };
-    let closed = match render_part(model, req, opts, k + 1, false)? {
-        Ok(r) => r.token_ids,
-        Err(e) => {
-            return Ok(Err(format!(
-                "the template cannot render messages[..={k}]: {e}"
-            )))
-        }
-    };
+    let before = render_part(model, req, opts, k, true)?.token_ids;
+    let history = render_part(model, req, opts, k, false)?.prompt;
+    let closed = render_part(model, req, opts, k + 1, false)?.token_ids;
     // A template that moves or rewrites earlier messages once later ones follow (DeepSeek's
     // gathers every system message at the top) renders the new turn over another history:
     // its tail after the reply cannot follow the previous prompt.
     if !plain.prompt.starts_with(history.as_str()) {
-        return Ok(Err(format!(
+        return Err(format!(
             "the template renders messages[..{k}] differently once the messages after the \
              reply follow, so the new turn cannot continue the previous prompt"
-        )));
+        )
+        .into());
     }
     let m = count_markers(&before, markers);
     if count_markers(&closed, markers) != m + 1 {
-        return Ok(Err(format!(
+        return Err(format!(
             "the template does not close messages[{k}] with one end-of-turn marker, so the \
              turn after it cannot be found"
-        )));
+        )
+        .into());
     }
-    if let Err(reason) = check_history(model, req, opts, k, &from.prompt_token_ids, &before)? {
-        return Ok(Err(reason));
-    }
+    check_history(model, req, opts, k, &from.prompt_token_ids, &before)?;
     if !spells(model, &from.output_token_ids, &req.messages[k]) {
-        return Ok(Err(format!(
+        return Err(format!(
             "continue_from.output_token_ids do not spell messages[{k}] (its content, \
              reasoning or tool calls are not in the decoded output)"
-        )));
+        )
+        .into());
     }
     let Some(end) = nth_marker(&plain.token_ids, markers, m) else {
-        return Ok(Err(format!(
-            "the template writes no end-of-turn marker after messages[{k}]"
-        )));
+        return Err(
+            format!("the template writes no end-of-turn marker after messages[{k}]").into(),
+        );
     };
     let marker = plain.token_ids[end];
     let mut output = from.output_token_ids.clone();
@@ -254,12 +242,18 @@ fn bridge(
     let bridged_tokens = ids.len();
     ids.extend_from_slice(&plain.token_ids[end + 1..]);
     if let Some(max) = model.max_model_len.filter(|max| ids.len() as u64 >= *max) {
-        return Ok(Err(format!(
+        return Err(format!(
             "the bridged prompt ({} tokens) does not fit max_model_len ({max})",
             ids.len()
-        )));
+        )
+        .into());
     }
-    Ok(Ok((ids, end_of_turn_added, bridged_tokens)))
+    Ok(Bridged {
+        ids,
+        end_of_turn_added,
+        bridged_tokens,
+        reply: k,
+    })
 }
 
 fn role(m: &Message) -> Option<&str> {
@@ -267,15 +261,15 @@ fn role(m: &Message) -> Option<&str> {
 }
 
 /// The template's rendering of `messages[..upto]` of `req`, with or without the generation
-/// prompt (request kwargs that would override it are left out); the inner error is the
-/// template's, the outer one a cancelled request.
+/// prompt (request kwargs that would override it are left out). A template error is a
+/// reason not to bridge; a cancelled request ends the render.
 fn render_part(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
     upto: usize,
     generation_prompt: bool,
-) -> Result<Result<ChatRendered, RequestError>, RequestError> {
+) -> Result<ChatRendered, Refused> {
     let mut part = req.clone();
     part.messages.truncate(upto);
     part.add_generation_prompt = generation_prompt;
@@ -285,10 +279,12 @@ fn render_part(
         kwargs.remove("add_generation_prompt");
         kwargs.remove("continue_final_message");
     }
-    match render_chat_prompt(model, &part, opts, None) {
-        Err(RequestError::Cancelled) => Err(RequestError::Cancelled),
-        r => Ok(r),
-    }
+    render_chat_prompt(model, &part, opts, None).map_err(|e| match e {
+        RequestError::Cancelled => Refused::Request(e),
+        e => Refused::Reason(format!(
+            "the template cannot render messages[..{upto}]: {e}"
+        )),
+    })
 }
 
 /// Length of the longest common prefix of two token sequences.
@@ -330,20 +326,21 @@ fn check_history(
     k: usize,
     prompt: &[u32],
     before: &[u32],
-) -> Result<Result<(), String>, RequestError> {
+) -> Result<(), Refused> {
     if prompt == before {
-        return Ok(Ok(()));
+        return Ok(());
     }
     let markers = &model.eos_token_ids;
     let ours = turns(prompt, markers);
     let template = turns(before, markers);
     if ours.len() != template.len() {
-        return Ok(Err(format!(
+        return Err(format!(
             "continue_from.prompt_token_ids has {} turns where messages[..{k}] render to {}: \
              it is not this conversation's previous prompt",
             ours.len() - 1,
             template.len() - 1
-        )));
+        )
+        .into());
     }
     // The turn each earlier assistant reply ends, found only if needed.
     let mut replies: Option<Vec<Reply>> = None;
@@ -356,31 +353,28 @@ fn check_history(
                  messages[..{k}] at token {first}"
             );
             if i + 1 == ours.len() {
-                return Ok(Err(format!("{position}, in the turn being prompted")));
+                return Err(format!("{position}, in the turn being prompted").into());
             }
             if replies.is_none() {
-                replies = Some(match reply_turns(model, req, opts, k)? {
-                    Ok(r) => r,
-                    Err(reason) => return Ok(Err(reason)),
-                });
+                replies = Some(reply_turns(model, req, opts, k)?);
             }
-            let reply = replies.iter().flatten().find(|r| r.turn == i);
-            match reply {
+            match replies.iter().flatten().find(|r| r.turn == i) {
                 Some(r)
                     if a.starts_with(&r.header)
                         && spells(model, &a[r.header.len()..], &req.messages[r.message]) => {}
                 Some(r) => {
-                    return Ok(Err(format!(
+                    return Err(format!(
                         "{position}: that turn is not messages[{}] as prompted and replied",
                         r.message
-                    )))
+                    )
+                    .into())
                 }
-                None => return Ok(Err(format!("{position}, outside any assistant reply"))),
+                None => return Err(format!("{position}, outside any assistant reply").into()),
             }
         }
         at += a.len();
     }
-    Ok(Ok(()))
+    Ok(())
 }
 
 /// An assistant message before the reply being bridged: the turn its closing marker ends,
@@ -391,38 +385,30 @@ struct Reply {
     header: Vec<u32>,
 }
 
-/// Every assistant message before `k`, as [`Reply`]s. The outer error is a cancelled
-/// request.
+/// Every assistant message before `k`, as [`Reply`]s.
 fn reply_turns(
     model: &Model,
     req: &ChatRequest,
     opts: &RenderOptions,
     k: usize,
-) -> Result<Result<Vec<Reply>, String>, RequestError> {
+) -> Result<Vec<Reply>, Refused> {
     let markers = &model.eos_token_ids;
     let mut out = Vec::new();
     for j in 1..k {
         if role(&req.messages[j]) != Some("assistant") {
             continue;
         }
-        let ids = match render_part(model, req, opts, j, true)? {
-            Ok(r) => r.token_ids,
-            Err(e) => {
-                return Ok(Err(format!(
-                    "the template cannot render messages[..{j}]: {e}"
-                )))
-            }
-        };
-        let last = turns(&ids, markers)
+        let ids = render_part(model, req, opts, j, true)?.token_ids;
+        let header = turns(&ids, markers)
             .last()
             .map_or(Vec::new(), |t| t.to_vec());
         out.push(Reply {
             turn: count_markers(&ids, markers),
             message: j,
-            header: last,
+            header,
         });
     }
-    Ok(Ok(out))
+    Ok(out)
 }
 
 /// Whether `ids` decode to a text holding `message`'s content, reasoning and tool-call
