@@ -33,30 +33,34 @@ pub enum ToolGrammar {
     /// tool, `constrains` marker and `channels` channel) or, for `auto`, a final message.
     /// vLLM's Harmony parser also moves the request's own constraint into a final message
     /// after an optional analysis one, whatever the `tool_choice`.
-    Harmony {
-        /// A call's begin, `{name}`, `{channel}` and `{constrain}` filled in.
-        call_begins: &'static [&'static str],
-        /// The channels a call may be written in.
-        channels: &'static [&'static str],
-        /// The markers of a JSON message (a call's, and a final message's for a JSON schema).
-        constrains: &'static [&'static str],
-        /// A final message's begin, `{constrain}` filled in.
-        final_begin: &'static str,
-        /// The ends of a call or a final message (`""`: a stop token, which xgrammar may not
-        /// name).
-        ends: &'static [&'static str],
-        /// The begins of the analysis and the commentary message allowed before.
-        analysis: &'static str,
-        commentary: &'static str,
-        /// The end of such a message, and the text that starts the next.
-        message_end: &'static str,
-        next: &'static str,
-    },
+    Harmony(HarmonyTags),
+}
+
+/// The patterns of vLLM's Harmony tag ([`ToolGrammar::Harmony`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HarmonyTags {
+    /// A call's begin, `{name}`, `{channel}` and `{constrain}` filled in.
+    pub call_begins: &'static [&'static str],
+    /// The channels a call may be written in.
+    pub channels: &'static [&'static str],
+    /// The markers of a JSON message (a call's, and a final message's for a JSON schema).
+    pub constrains: &'static [&'static str],
+    /// A final message's begin, `{constrain}` filled in.
+    pub final_begin: &'static str,
+    /// The ends of a call or a final message (`""`: a stop token, which xgrammar may not
+    /// name).
+    pub ends: &'static [&'static str],
+    /// The begins of the analysis and the commentary message allowed before.
+    pub analysis: &'static str,
+    pub commentary: &'static str,
+    /// The end of such a message, and the text that starts the next.
+    pub message_end: &'static str,
+    pub next: &'static str,
 }
 
 /// vLLM's Harmony tag (`_FUNCTION_CALL_BEGINS`, `_TOOL_CALL_CHANNELS`, `_JSON_CONSTRAINS`,
 /// `_FINAL_BEGIN`, `_END_TAG`, `_assemble_tag`).
-pub(crate) const HARMONY: ToolGrammar = ToolGrammar::Harmony {
+pub(crate) const HARMONY: ToolGrammar = ToolGrammar::Harmony(HarmonyTags {
     call_begins: &[
         " to=functions.{name}{channel}{constrain}<|message|>",
         "{channel} to=functions.{name}{constrain}<|message|>",
@@ -73,7 +77,7 @@ pub(crate) const HARMONY: ToolGrammar = ToolGrammar::Harmony {
     commentary: "<|channel|>commentary<|message|>",
     message_end: "<|end|>",
     next: "<|start|>assistant",
-};
+});
 
 /// An xgrammar builtin template: one tag per tool, `begin` + name + `after_name`, its
 /// arguments, then `end`, grouped by [`CallGroup`].

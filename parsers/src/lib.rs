@@ -14,7 +14,7 @@ mod reasoning;
 mod registry;
 pub mod tool;
 
-pub use grammar::{Arguments, CallGroup, CallTags, ToolGrammar};
+pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
 pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
 pub use registry::{

@@ -11,58 +11,27 @@ use super::{choice, is_strict, output_format, params, shown_tools, stop_after_fi
 use super::{Choice, Tool};
 use crate::protocol::{ChatRequest, SamplingParams};
 use llm_render_parsers::pyjson::dumps_ascii;
-use llm_render_parsers::ToolGrammar;
+use llm_render_parsers::{HarmonyTags, ToolGrammar};
 use serde_json::{json, Map, Value};
 
-/// [`ToolGrammar::Harmony`]'s patterns.
-pub(super) struct Harmony {
-    call_begins: &'static [&'static str],
-    channels: &'static [&'static str],
-    constrains: &'static [&'static str],
-    final_begin: &'static str,
-    ends: &'static [&'static str],
-    analysis: &'static str,
-    commentary: &'static str,
-    message_end: &'static str,
-    next: &'static str,
-}
+/// [`ToolGrammar::Harmony`]'s patterns, with the builders of vLLM's tag.
+pub(super) struct Harmony(HarmonyTags);
 
 impl Harmony {
     pub(super) fn of(grammar: ToolGrammar) -> Option<Self> {
-        let ToolGrammar::Harmony {
-            call_begins,
-            channels,
-            constrains,
-            final_begin,
-            ends,
-            analysis,
-            commentary,
-            message_end,
-            next,
-        } = grammar
-        else {
-            return None;
-        };
-        Some(Harmony {
-            call_begins,
-            channels,
-            constrains,
-            final_begin,
-            ends,
-            analysis,
-            commentary,
-            message_end,
-            next,
-        })
+        match grammar {
+            ToolGrammar::Harmony(tags) => Some(Harmony(tags)),
+            _ => None,
+        }
     }
 
     /// A call or final message: `begin`, `content`, then one of the ends.
     fn message(&self, begin: String, content: Value) -> Value {
-        json!({"type": "tag", "begin": begin, "content": content, "end": self.ends})
+        json!({"type": "tag", "begin": begin, "content": content, "end": self.0.ends})
     }
 
     fn final_begin(&self, constrain: &str) -> String {
-        self.final_begin.replace("{constrain}", constrain)
+        self.0.final_begin.replace("{constrain}", constrain)
     }
 
     /// `_assemble_tag`: an optional analysis message, an optional commentary one (when
@@ -71,13 +40,13 @@ impl Harmony {
         let before = |begin: &str| {
             json!({"type": "optional", "content": sequence(vec![
                 json!({"type": "tag", "begin": begin, "content": any_text(&[]),
-                    "end": self.message_end}),
-                const_string(self.next),
+                    "end": self.0.message_end}),
+                const_string(self.0.next),
             ])})
         };
-        let mut elements = vec![before(self.analysis)];
+        let mut elements = vec![before(self.0.analysis)];
         if commentary {
-            elements.push(before(self.commentary));
+            elements.push(before(self.0.commentary));
         }
         elements.push(content);
         sequence(elements)
@@ -90,6 +59,7 @@ impl Harmony {
         let content = output_format(asked)?;
         let message = if content["type"] == "json_schema" {
             let either = self
+                .0
                 .constrains
                 .iter()
                 .map(|c| self.message(self.final_begin(c), content.clone()))
@@ -106,9 +76,9 @@ impl Harmony {
     fn calls(&self, tools: &[Tool], choice: Choice) -> Value {
         let mut tags = Vec::new();
         for tool in tools {
-            for pattern in self.call_begins {
-                for constrain in self.constrains {
-                    for channel in self.channels {
+            for pattern in self.0.call_begins {
+                for constrain in self.0.constrains {
+                    for channel in self.0.channels {
                         let begin = pattern
                             .replace("{channel}", channel)
                             .replace("{constrain}", constrain)
@@ -119,7 +89,7 @@ impl Harmony {
             }
         }
         if matches!(choice, Choice::Auto) {
-            for constrain in self.constrains.iter().copied().chain([""]) {
+            for constrain in self.0.constrains.iter().copied().chain([""]) {
                 tags.push(self.message(self.final_begin(constrain), any_text(&[])));
             }
         }

@@ -123,7 +123,7 @@ pub fn constrain(
     };
     let single = req.parallel_tool_calls == Some(false);
     let constraint = match entry.grammar {
-        ToolGrammar::Harmony { .. } => None,
+        ToolGrammar::Harmony(_) => None,
         ToolGrammar::JsonSchema => {
             if has_own_structural_tag(req) {
                 None
@@ -293,7 +293,7 @@ fn structural_tag(
         ToolGrammar::HermesTags { start, end } => hermes_tag(&shown, choice, start, end),
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
-        ToolGrammar::JsonSchema | ToolGrammar::MistralJsonList | ToolGrammar::Harmony { .. } => {
+        ToolGrammar::JsonSchema | ToolGrammar::MistralJsonList | ToolGrammar::Harmony(_) => {
             return None
         }
     };
