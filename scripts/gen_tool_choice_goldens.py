@@ -22,6 +22,8 @@ import contextlib, gzip, http.client, io, json, os, shutil, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vllm_peer import ROOT, VLLM, model_dir, wait_healthy  # noqa: E402
+# gpt-oss-20b's config.json, as the Harmony render comparison serves the fixture with it.
+from harmony_render_vs_vllm import CONFIG as GPT_OSS  # noqa: E402
 
 PORT = 31781
 OUT = os.path.join(ROOT, "fixtures/goldens/tool_choice/structured_outputs.jsonl.gz")
@@ -76,18 +78,6 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_si
          "num_key_value_heads": 8, "intermediate_size": 14336, "max_position_embeddings": 131072,
          "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]}
 DEEPSEEK = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
-GPT_OSS = {
-    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
-    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
-    "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4,
-    "experts_per_token": 4, "sliding_window": 128, "rope_theta": 150000, "rms_norm_eps": 1e-05,
-    "layer_types": ["sliding_attention", "full_attention"] * 12,
-    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
-                     "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
-    "torch_dtype": "bfloat16", "eos_token_id": 200002, "pad_token_id": 199999,
-    "tie_word_embeddings": False,
-}
 # gpt-oss's tokenizer reads its encoding from the shared models (openai_harmony, offline).
 GPT_OSS_ENV = {"TIKTOKEN_ENCODINGS_BASE": os.path.join(os.path.dirname(ROOT), "shared/models/gpt_oss"),
                "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
