@@ -1,5 +1,5 @@
-//! The CLI's reports for people, as snapshots (`insta`): the README's `template-diff` and
-//! `audit` examples, whole, so any change to what they print shows up as a diff to review
+//! The CLI's reports for people, as snapshots (`insta`): the `template-diff` and
+//! `audit` examples of the README and docs/multi-turn.md, whole, so any change to what they print shows up as a diff to review
 //! (`cargo insta review`, or `INSTA_UPDATE=always` to accept). The `--json` forms and their
 //! figures are checked against goldens in `tests/template_diff.rs` and `tests/audit_cli.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
