@@ -278,6 +278,18 @@ impl Model {
         self.decoder.has_token(&self.tokenizer, id)
     }
 
+    /// Replaces every chat template of the model with `source` (`--chat-template`,
+    /// `template-diff`'s `.jinja` files), as vLLM's `--chat-template` overrides the
+    /// tokenizer's.
+    pub fn replace_chat_template(
+        &mut self,
+        source: String,
+        fuel: Option<u64>,
+    ) -> Result<(), crate::template::TemplateLoadError> {
+        self.templates = ChatTemplates::compile(vec![("default".into(), source)], fuel)?;
+        Ok(())
+    }
+
     /// Whether `skip_special_tokens` drops `id` (a special added token).
     pub fn is_special_token(&self, id: u32) -> bool {
         self.decode(&[id], true).is_ok_and(|t| t.is_empty())

@@ -2,7 +2,6 @@
 
 use super::{parse_model_spec, LoadError, LoadOptions, Model};
 use crate::error::RequestError;
-use crate::template::ChatTemplates;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -91,7 +90,8 @@ impl ModelRegistry {
             })?;
             let model = Arc::get_mut(&mut self.models[index])
                 .ok_or_else(|| bad("the model is already in use".into()))?;
-            model.templates = ChatTemplates::compile(vec![("default".into(), source)], fuel)
+            model
+                .replace_chat_template(source, fuel)
                 .map_err(|e| bad(e.to_string()))?;
         }
         Ok(())
