@@ -298,7 +298,24 @@ pub fn turn(
     }
     let rendered2 = render(model, case, &messages2, opts)?;
     let turn2 = &rendered2.token_ids;
-    let lcp = common_prefix(&held, turn2);
+    let visible = if index_block == block {
+        held.len()
+    } else {
+        index_visible_tokens(turn1.len(), held.len(), block, index_block)
+    };
+    // A prompt's common prefix with what the pod holds, and what the engine and the router's
+    // index reuse of it.
+    let reuse = |prompt: &[u32]| {
+        let lcp = common_prefix(&held, prompt);
+        let engine = engine_reuse(lcp, prompt.len(), block);
+        let index = if index_block == block {
+            engine
+        } else {
+            index_reuse(lcp, prompt.len(), visible, index_block)
+        };
+        (lcp, engine, index)
+    };
+    let (lcp, engine, index) = reuse(turn2);
     let first_divergence = (lcp < turn2.len()).then(|| {
         let mut d = divergence(model, &held, turn2, lcp, model);
         d.message_index = message_at(model, &rendered2, &messages2, lcp);
@@ -310,17 +327,6 @@ pub fn turn(
         });
         d
     });
-    let engine = engine_reuse(lcp, turn2.len(), block);
-    let visible = if index_block == block {
-        held.len()
-    } else {
-        index_visible_tokens(turn1.len(), held.len(), block, index_block)
-    };
-    let index = if index_block == block {
-        engine
-    } else {
-        index_reuse(lcp, turn2.len(), visible, index_block)
-    };
     let bridged = if args.bridge {
         let sampled = case.reply_ids.clone().unwrap_or_else(|| reply_ids.clone());
         let mut req = chat_request(case, &messages2)?;
@@ -330,13 +336,7 @@ pub fn turn(
         });
         let r = render_chat_prompt(model, &req, opts, None)?;
         let ids = &r.token_ids;
-        let lcp = common_prefix(&held, ids);
-        let engine = engine_reuse(lcp, ids.len(), block);
-        let index = if index_block == block {
-            engine
-        } else {
-            index_reuse(lcp, ids.len(), visible, index_block)
-        };
+        let (lcp, engine, index) = reuse(ids);
         let c = r.continuation.as_ref();
         Some(BridgedReport {
             applied: c.is_some_and(|c| c.applied),
@@ -471,10 +471,7 @@ fn against_model(base: &ModelArgs, path: &str) -> anyhow::Result<Model> {
             None => Model::embedded(&opts)?,
         };
         let source = std::fs::read_to_string(path)?;
-        model.templates = crate::template::ChatTemplates::compile(
-            vec![("default".into(), source)],
-            opts.template_fuel,
-        )?;
+        model.replace_chat_template(source, opts.template_fuel)?;
         model.name = path.to_string();
         return Ok(model);
     }
