@@ -34,6 +34,12 @@ impl DetokState {
             .filter(|id| !(skip_special_tokens && model.is_special_token(*id)))
             .collect();
         window.drain(..window.len().saturating_sub(5));
+        Self::primed(window)
+    }
+
+    /// A state whose whole window is already read: context for what follows, no text of its
+    /// own (empty: a fresh state).
+    pub fn primed(window: Vec<u32>) -> Self {
         DetokState {
             read: window.len(),
             window,

@@ -139,12 +139,7 @@ pub(super) fn step(
                     ));
                 }
                 let mut st = new_choice(cfg, model, kind, original, c.index);
-                if !state.prompt_tail.is_empty() {
-                    st.resume_detok(DetokState {
-                        read: state.prompt_tail.len(),
-                        window: state.prompt_tail.clone(),
-                    });
-                }
+                st.resume_detok(DetokState::primed(state.prompt_tail.clone()));
                 if cfg.replay_state && st.holds_text() {
                     st.replay = Some(Replay::default());
                 }
