@@ -301,7 +301,7 @@ fn completions_derender_streams_and_applies_stops() {
     let ids = encode("qwen3", "one two three STOP four");
     let creq = json!({"prompt": "count", "stop": ["STOP"]});
     let req = json!({"stream": false, "model": "qwen3",
-        "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "length"}]},
+        "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]},
         "completion_request": creq});
     let (status, body) = post("/v1/completions/derender", &req);
     assert_eq!(status, 200, "{body}");

@@ -446,33 +446,56 @@ fn chat_derender_applies_stop_strings_and_stop_ids() {
         .unwrap();
     let url = format!("{base}/v1/chat/completions/derender");
     // Thinking off, so the text is content (with it on, Qwen3 output starts in reasoning).
-    let derender = |mut chat: Value| {
+    let derender = |mut chat: Value, ids: &[u32], finish: &str| {
         chat["chat_template_kwargs"] = json!({"enable_thinking": false});
-        let req = json!({"model": "qwen3", "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": "length"}]},
+        let req = json!({"model": "qwen3", "generate_response": {"choices": [{"index": 0, "token_ids": ids, "finish_reason": finish}]},
             "chat_request": chat});
         post_json(&url, &req)
     };
-    let (_, body) = derender(json!({"stop": ["STOP"], "chat_template_kwargs": {}}));
+    let (_, body) = derender(json!({"stop": ["STOP"]}), &ids, "stop");
     assert_eq!(body["choices"][0]["message"]["content"], "First line.\n");
     assert_eq!(body["choices"][0]["finish_reason"], "stop");
-    let (_, body) = derender(json!({"stop": "STOP", "include_stop_str_in_output": true}));
+    assert_eq!(body["choices"][0]["stop_reason"], "STOP");
+    // Every ID the engine sent counts, as in vLLM.
+    assert_eq!(body["usage"]["completion_tokens"], ids.len());
+    let (_, body) = derender(
+        json!({"stop": "STOP", "include_stop_str_in_output": true}),
+        &ids,
+        "stop",
+    );
     assert_eq!(
         body["choices"][0]["message"]["content"],
         "First line.\nSTOP"
     );
-    // <|im_end|> is Qwen3's EOS: the text ends there unless ignore_eos.
-    let (_, body) = derender(json!({}));
+    // An output the engine cut with `length` is not cut again at a stop string (vLLM's
+    // `_decode_output`); a stop token inside it is text, kept by the parsers' decoding.
+    let whole = "First line.\nSTOP here\nmore<|im_end|>ignored";
+    let (_, body) = derender(json!({"stop": ["STOP"]}), &ids, "length");
+    assert_eq!(body["choices"][0]["message"]["content"], whole);
+    assert_eq!(body["choices"][0]["finish_reason"], "length");
+    // The stop token the output ends on is left out when the engine finished with `stop`:
+    // `<|im_end|>` is the tokenizer's EOS (stop_reason null); the other EOS reports its ID.
+    let ended = m
+        .encode("First line.\nSTOP here\nmore<|im_end|>", false)
+        .unwrap();
+    let (_, body) = derender(json!({}), &ended, "stop");
     assert_eq!(
         body["choices"][0]["message"]["content"],
         "First line.\nSTOP here\nmore"
     );
-    assert_eq!(body["choices"][0]["finish_reason"], "stop");
-    // Past it with ignore_eos; with parsers configured the special token stays in the text,
-    // as vLLM's derender keeps special tokens for its parsers.
-    let (_, body) = derender(json!({"ignore_eos": true}));
+    assert_eq!(body["choices"][0]["stop_reason"], Value::Null);
+    let mut other_eos = ended[..ended.len() - 1].to_vec();
+    other_eos.push(151643);
+    let (_, body) = derender(json!({}), &other_eos, "stop");
     assert_eq!(
         body["choices"][0]["message"]["content"],
-        "First line.\nSTOP here\nmore<|im_end|>ignored"
+        "First line.\nSTOP here\nmore"
     );
-    assert_eq!(body["choices"][0]["finish_reason"], "length");
+    assert_eq!(body["choices"][0]["stop_reason"], 151643);
+    // Kept when the engine finished with `length` on it.
+    let (_, body) = derender(json!({}), &ended, "length");
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "First line.\nSTOP here\nmore<|im_end|>"
+    );
 }

@@ -223,11 +223,12 @@ fn messages_stop_reasons() {
         )),
     ] {
         let out = match events {
+            // The engine stopped at the stop string (vLLM's one-shot cuts only then).
             None => one_shot(
                 MESSAGES,
                 &with_stop,
                 &text("<think>a</think>Hello STOP more"),
-                "length",
+                "stop",
             ),
             Some(e) => fold_messages(&e),
         };

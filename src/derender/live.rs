@@ -93,6 +93,7 @@ impl LiveStream {
             index: 0,
             token_ids: Some(ids),
             finish_reason: None,
+            stop_reason: None,
             logprobs: None,
         });
         Ok(super::reshape::events(
@@ -117,7 +118,7 @@ impl LiveStream {
             .any(|c| c.index == index && c.done)
     }
 
-    /// Completion tokens read so far over every choice (up to each one's end).
+    /// Completion tokens the engine sent so far over every choice.
     pub fn completion_tokens(&self) -> usize {
         self.state.choices.iter().map(|c| c.tokens).sum()
     }

@@ -396,12 +396,16 @@ pub fn options(
                 .collect()
         })
         .unwrap_or_default();
-    if !flag(req, "ignore_eos").unwrap_or(false) {
+    let honor_eos = !flag(req, "ignore_eos").unwrap_or(false);
+    if honor_eos {
         stop_token_ids.extend(&model.eos_token_ids);
+        stop_token_ids.extend(model.primary_eos);
     }
     Options {
         skip_special_tokens,
         stop_token_ids,
+        primary_eos: model.primary_eos.filter(|_| honor_eos),
+        keep_stop_token: flag(req, "include_stop_str_in_output").unwrap_or(false),
         hide_reasoning: parsed && flag(req, "include_reasoning") == Some(false),
         named_tool: req.get("tool_choice").is_some_and(Value::is_object),
     }

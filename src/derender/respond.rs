@@ -11,9 +11,10 @@
 //!   stream sends `id`, `type` and `name` on a call's first delta, then argument fragments.
 //!   Ids are `call_` + 24 hex digits derived from the response id and the call's position,
 //!   so every replica names a call alike.
-//! * `finish_reason` is `stop` after a stop token or string, else the engine's; `stop`
-//!   becomes `tool_calls` when calls were parsed, unless the request named its tool (vLLM's
-//!   `resolve_finish_reason`).
+//! * `finish_reason` is `stop` after a stop string, else the engine's; `stop` becomes
+//!   `tool_calls` when calls were parsed, unless the request named its tool (vLLM's
+//!   `resolve_finish_reason`). Which final ID is the stop token, and `stop_reason`: see
+//!   `session::Options::final_stop`.
 //! * `usage` is always in a non-stream response; a stream's last chunk carries it when the
 //!   request sets `stream_options.include_usage`.
 
@@ -21,7 +22,7 @@ use super::logprobs;
 use super::request::{
     new_choice, options, DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind,
 };
-use super::session::{ChoiceState, Delta};
+use super::session::{ChoiceState, Delta, EngineEnd};
 use super::DetokState;
 use crate::error::RequestError;
 use crate::model::Model;
@@ -160,8 +161,11 @@ pub(super) fn one_shot(
             if let Some(prompt) = req.prompt_ids(ri, r) {
                 st.resume_detok(DetokState::seeded(model, prompt, opts.skip_special_tokens));
             }
-            let finish = c.finish_reason.as_deref().unwrap_or("stop");
-            let delta = st.advance(model, &opts, c.ids(), Some(finish))?;
+            let end = EngineEnd {
+                finish: c.finish_reason.as_deref().unwrap_or("stop"),
+                stop_reason: c.stop_reason.as_ref(),
+            };
+            let delta = st.advance(model, &opts, c.ids(), Some(end))?;
             completion += st.tokens;
             let lp = if opts.hide_reasoning {
                 Value::Null

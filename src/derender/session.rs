@@ -23,6 +23,12 @@ pub struct Options {
     pub skip_special_tokens: bool,
     /// `stop_token_ids`, plus the model's EOS ids unless `ignore_eos`.
     pub stop_token_ids: Vec<u32>,
+    /// The tokenizer's EOS unless `ignore_eos`: ending on it reports `stop_reason: null`.
+    #[serde(default)]
+    pub primary_eos: Option<u32>,
+    /// `include_stop_str_in_output`: a final stop token is decoded with the rest.
+    #[serde(default)]
+    pub keep_stop_token: bool,
     /// The request's `include_reasoning: false`: reasoning is parsed out of the content but
     /// not returned, nor the logprobs that would spell it (vLLM's `hide_metadata`).
     #[serde(default)]
@@ -31,6 +37,41 @@ pub struct Options {
     /// calls still finishes `stop`, as OpenAI reports it (vLLM's `resolve_finish_reason`).
     #[serde(default)]
     pub named_tool: bool,
+}
+
+/// How the engine ended a choice (on its last chunk).
+#[derive(Debug, Clone, Copy)]
+pub struct EngineEnd<'a> {
+    /// `finish_reason` (`stop` when a whole response leaves it out).
+    pub finish: &'a str,
+    /// The engine's `stop_reason`, as it reported it.
+    pub stop_reason: Option<&'a serde_json::Value>,
+}
+
+impl Options {
+    /// vLLM 0.33's `_drop_stop_token`: the output's final ID is the token that stopped it
+    /// only when the engine finished with `stop`, and then only if it is the reported
+    /// `stop_reason` (when that is an ID) or, with none reported, the primary EOS
+    /// (`stop_reason` null), a request stop token or another EOS id (`stop_reason` its ID).
+    /// A stop token anywhere else, or at the end of a `length` output, is text as any other
+    /// ID. Returns the `stop_reason` to report when `last` is that token.
+    fn final_stop(&self, last: u32, end: EngineEnd<'_>) -> Option<Option<serde_json::Value>> {
+        if end.finish != "stop" {
+            return None;
+        }
+        match end.stop_reason {
+            None | Some(serde_json::Value::Null) => {
+                if self.primary_eos == Some(last) {
+                    Some(None)
+                } else {
+                    self.stop_token_ids
+                        .contains(&last)
+                        .then(|| Some(last.into()))
+                }
+            }
+            Some(r) => (r.as_u64() == Some(u64::from(last))).then(|| Some(r.clone())),
+        }
+    }
 }
 
 /// What one step produced for a choice.
@@ -62,7 +103,7 @@ pub struct ChoiceState {
     harmony: Option<HarmonyParser>,
     /// Tool calls started so far.
     pub tool_calls: usize,
-    /// Completion tokens consumed (up to and including a stop token).
+    /// Completion tokens the engine sent for this choice (usage).
     pub tokens: usize,
     /// Whether the role delta was sent.
     pub role_sent: bool,
@@ -150,17 +191,20 @@ impl ChoiceState {
         }
     }
 
-    /// Feeds the next IDs; `engine_finish` is the engine's finish reason when this is the
-    /// choice's last chunk. A stop token or stop string ends the choice early; IDs after it
-    /// are not read.
+    /// Feeds the next IDs; `end` is how the engine ended the choice when this is its last
+    /// chunk. The token that stopped the output is left out (`Options::final_stop`); a
+    /// stop string ends the choice early, and IDs after it are not read.
     pub fn advance(
         &mut self,
         model: &Model,
         opts: &Options,
         ids: &[u32],
-        engine_finish: Option<&str>,
+        end: Option<EngineEnd<'_>>,
     ) -> Result<Delta, RequestError> {
         let mut delta = Delta::default();
+        let whole = self.tokens == 0;
+        // Usage counts every ID the engine sent, as vLLM's derender does.
+        self.tokens += ids.len();
         if self.done {
             return Ok(delta);
         }
@@ -169,12 +213,24 @@ impl ChoiceState {
             opts.skip_special_tokens,
             std::mem::take(&mut self.detok),
         );
+        if let Some(end) = end.filter(|_| whole) {
+            // The whole output in one step (one-shot, or a one-chunk stream): the stop
+            // strings are the ones the engine's end allows.
+            match (end.finish, end.stop_reason) {
+                ("stop", None | Some(serde_json::Value::Null)) => {}
+                ("stop", Some(serde_json::Value::String(s))) => {
+                    self.stops.replace_stops(vec![s.clone()])
+                }
+                _ => self.stops.replace_stops(Vec::new()),
+            }
+        }
         let mut text = String::new();
-        let mut stopped_by_id = None;
-        for id in ids {
-            self.tokens += 1;
-            if opts.stop_token_ids.contains(id) {
-                stopped_by_id = Some(*id);
+        let stopped_by_id = match (ids.last(), end) {
+            (Some(&last), Some(end)) => opts.final_stop(last, end),
+            _ => None,
+        };
+        for (i, id) in ids.iter().enumerate() {
+            if i + 1 == ids.len() && stopped_by_id.is_some() && !opts.keep_stop_token {
                 break;
             }
             let piece = detok.push(*id).map_err(RequestError::Tokenizer)?;
@@ -183,7 +239,7 @@ impl ChoiceState {
                 break;
             }
         }
-        let ending = stopped_by_id.is_some() || self.stops.stopped() || engine_finish.is_some();
+        let ending = self.stops.stopped() || end.is_some();
         if ending && !self.stops.stopped() {
             let rest = detok.finish().map_err(RequestError::Tokenizer)?;
             text.push_str(&self.stops.push(&rest));
@@ -204,15 +260,20 @@ impl ChoiceState {
         delta.tool_calls = parsed.calls;
         if ending {
             self.done = true;
-            let reason = if stopped_by_id.is_some() || self.stops.stopped() {
+            let reason = if self.stops.stopped() {
                 "stop"
             } else {
-                engine_finish.unwrap_or("stop")
+                end.map_or("stop", |e| e.finish)
             };
+            // A stop string overrides a stop token, as in vLLM; else the token's, else what
+            // the engine reported.
             delta.stop_reason = match (self.stops.matched(), stopped_by_id) {
                 (Some(s), _) => Some(s.into()),
-                (None, Some(id)) if !model.eos_token_ids.contains(&id) => Some(id.into()),
-                _ => None,
+                (None, Some(reason)) => reason,
+                (None, None) => end
+                    .and_then(|e| e.stop_reason)
+                    .filter(|r| !r.is_null())
+                    .cloned(),
             };
             // vLLM's `resolve_finish_reason`: `tool_calls` only when the output ended on its
             // own (a `length` cut stays visible) and no single tool was forced.

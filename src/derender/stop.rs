@@ -48,6 +48,15 @@ impl StopStrings {
         self
     }
 
+    /// Replaces the stop strings before any text was pushed: vLLM's one-shot derender cuts
+    /// only at the stop string the engine reported, and at none when the engine reports a
+    /// stop token or finishes otherwise than `stop` (`online_derenderer._decode_output`).
+    pub fn replace_stops(&mut self, stops: Vec<String>) {
+        if self.tokens == 0 {
+            self.stops = stops.into_iter().filter(|s| !s.is_empty()).collect();
+        }
+    }
+
     /// Whether the request has stop strings (text may be held back between chunks).
     pub fn is_active(&self) -> bool {
         !self.stops.is_empty()

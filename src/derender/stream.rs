@@ -20,7 +20,7 @@ use super::request::{
     new_choice, options, schemas, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
 };
 use super::respond::{call_id, choice_logprobs, id_prefix};
-use super::session::{ChoiceState, Delta, Replay};
+use super::session::{ChoiceState, Delta, EngineEnd, Replay};
 use super::state::{ApiStream, StreamState};
 use super::vllm_state::{self, Incoming};
 use super::DetokState;
@@ -177,7 +177,11 @@ pub(super) fn step(
                 .get_or_insert_with(|| schemas(original))
                 .clone()
         });
-        let delta = st.advance(model, &state.opts, c.ids(), c.finish_reason.as_deref())?;
+        let end = c.finish_reason.as_deref().map(|finish| EngineEnd {
+            finish,
+            stop_reason: c.stop_reason.as_ref(),
+        });
+        let delta = st.advance(model, &state.opts, c.ids(), end)?;
         if let Some(r) = st.replay.as_mut().filter(|_| !c.ids().is_empty()) {
             r.ids.extend_from_slice(c.ids());
             r.lens.push(c.ids().len());

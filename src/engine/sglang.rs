@@ -152,6 +152,9 @@ impl Wire for Sglang {
             index,
             token_ids: Some(ids),
             finish_reason,
+            // SGLang's `matched` names the primary EOS too, where vLLM reports null: the
+            // derender's own stop-token rule reads the output instead.
+            stop_reason: None,
             logprobs,
         });
         Ok(out)

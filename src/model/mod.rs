@@ -107,6 +107,9 @@ pub struct Model {
     pub generation: GenerationConfig,
     /// EOS ids from `generation_config.json`, else the tokenizer's `eos_token`.
     pub eos_token_ids: Vec<u32>,
+    /// The tokenizer's own `eos_token` (vLLM's primary EOS: an output ending on it reports
+    /// `stop_reason: null`, any other stop token its ID).
+    pub primary_eos: Option<u32>,
     pub max_model_len: Option<u64>,
     /// The image processor from `preprocessor_config.json`, when it is one we implement.
     pub image_processor: Option<QwenVlProcessor>,
@@ -152,14 +155,13 @@ impl Model {
         let (model_config, architecture) = read_config(bundle)?;
         let templates =
             ChatTemplates::compile(template_sources(bundle, &tok_config)?, opts.template_fuel)?;
+        let primary_eos = tok_config
+            .eos_token
+            .as_ref()
+            .and_then(|t| tokenizer.token_to_id(t.content()));
         let eos_token_ids = match &generation.eos_token_id {
             Some(ids) => ids.to_vec(),
-            None => tok_config
-                .eos_token
-                .as_ref()
-                .and_then(|t| tokenizer.token_to_id(t.content()))
-                .into_iter()
-                .collect(),
+            None => primary_eos.into_iter().collect(),
         };
         let max_model_len = opts
             .max_model_len
@@ -192,6 +194,7 @@ impl Model {
             templates,
             generation,
             eos_token_ids,
+            primary_eos,
             max_model_len,
         })
     }

@@ -278,6 +278,10 @@ pub struct GeneratedChoice {
     /// Absent in a whole response means `stop`, as vLLM's model defaults it.
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// What ended the output, as the engine reports it: a stop string, or a stop token's ID
+    /// (`null` for the primary EOS). Read by the stop-token rule (`derender::session`).
+    #[serde(default)]
+    pub stop_reason: Option<Value>,
     /// The engine's logprobs (`derender::logprobs` reads both of vLLM's forms).
     #[serde(default)]
     pub logprobs: Option<Value>,
@@ -304,7 +308,8 @@ pub struct GenerateResponse {
     pub prompt_logprobs: Option<Value>,
     #[serde(default)]
     pub kv_transfer_params: Option<Value>,
-    #[serde(default)]
+    /// Validated and written back whole, as vLLM's `PerRequestMetrics` (`metrics.rs`).
+    #[serde(default, deserialize_with = "super::metrics::deserialize")]
     pub metrics: Option<Value>,
     /// The engine's usage (a stream's usage chunk, or `continuous_usage_stats` on each).
     #[serde(default)]

@@ -8,6 +8,7 @@ pub mod fast_json;
 mod generate;
 mod ids;
 mod message;
+mod metrics;
 mod requests;
 pub mod responses;
 mod sampling;

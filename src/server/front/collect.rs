@@ -115,6 +115,7 @@ fn merge(whole: &mut GenerateResponse, event: GenerateResponse) {
                     index: c.index,
                     token_ids: Some(Vec::new()),
                     finish_reason: None,
+                    stop_reason: None,
                     logprobs: None,
                 });
                 whole.choices.len() - 1
@@ -126,6 +127,7 @@ fn merge(whole: &mut GenerateResponse, event: GenerateResponse) {
         }
         if c.finish_reason.is_some() {
             w.finish_reason = c.finish_reason;
+            w.stop_reason = c.stop_reason;
         }
         if let Some(lp) = c.logprobs.filter(|l| !l.is_null()) {
             append_logprobs(&mut w.logprobs, lp);
