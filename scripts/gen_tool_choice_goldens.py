@@ -110,6 +110,9 @@ SUITES = [
     ("jamba", "qwen3", None, ["<tool_calls>", "</tool_calls>"], BASIC, MORE_VARIANTS),
     ("internlm", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("openai", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
+    # gpt-oss with its reasoning parser only: vLLM still composes its Harmony parser, which
+    # rewrites the request's own constraint (no tool tags).
+    ("none", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
 ]
 
 
@@ -169,6 +172,8 @@ def named(choice, tools):
 def suite(parser, fixture, config, added, tool_sets, variants):
     model = "qwen3" if added else fixture
     args = ["--served-model-name", model, "--enable-auto-tool-choice", "--tool-call-parser", parser]
+    if parser == "none":
+        args = ["--served-model-name", model, "--reasoning-parser", "openai_gptoss"]
     lines = []
     with served(fixture, config, added, args, f"/tmp/vllm_tool_choice_{parser}.log"):
         for tools in tool_sets:

@@ -49,7 +49,7 @@ pub fn render_chat(
     media: Option<&FetchedMedia>,
 ) -> Result<(GenerateRequest, Timings), RequestError> {
     req.validate()?;
-    super::parse_context::check_tool_choice(opts, req)?;
+    super::parse_context::check_tool_choice(opts, model, req)?;
     let param = match (req.converted_from, req.max_completion_tokens) {
         (crate::protocol::ConvertedFrom::Responses, _) => "max_output_tokens",
         (_, Some(_)) => "max_completion_tokens",
@@ -102,7 +102,7 @@ pub fn generate_request(
     if super::parse_context::keeps_special_tokens(opts, model, req) {
         sampling_params.skip_special_tokens = false;
     }
-    let tool_parser = super::parse_context::tool_entry(opts, model);
+    let tool_parser = super::parse_context::constraint_parser(opts, model);
     super::tool_choice::constrain(tool_parser, req, &mut sampling_params)?;
     let block_hashes = req
         .return_block_hashes

@@ -151,10 +151,19 @@ fn tool_choice(req: &ChatRequest) -> Value {
 /// `--tool-call-parser none` (vLLM's default: no parser), any `tool_choice` but `none`
 /// (`auto` is the default with tools) is a 400. **(ext)** With `auto` and no parser for the
 /// model's name, tool requests still render (exactly; derender then returns calls as text),
-/// so render-only users (RL trainers, routers) keep every model.
-pub fn check_tool_choice(opts: &RenderOptions, req: &ChatRequest) -> Result<(), RequestError> {
+/// so render-only users (RL trainers, routers) keep every model. A Harmony model (gpt-oss)
+/// is never refused, as vLLM's `use_harmony` exempts it.
+pub fn check_tool_choice(
+    opts: &RenderOptions,
+    model: &Model,
+    req: &ChatRequest,
+) -> Result<(), RequestError> {
     let choice = tool_choice(req);
-    if opts.tool_call_parser != "none" || choice.is_null() || choice == "none" {
+    if opts.tool_call_parser != "none"
+        || model.harmony.is_some()
+        || choice.is_null()
+        || choice == "none"
+    {
         return Ok(());
     }
     let message = match &choice {
@@ -195,6 +204,24 @@ fn by_setting<'a>(setting: &'a str, model: &'a Model, harmony: &'static str) -> 
 /// The tool parser this server runs for `model`, if any.
 pub fn tool_entry(opts: &RenderOptions, model: &Model) -> Option<&'static ToolEntry> {
     by_setting(&opts.tool_call_parser, model, HARMONY_TOOLS).and_then(tool_parser_for_model)
+}
+
+/// The tool parser whose `tool_choice` constraints a render applies, and whether its tools'
+/// tags apply. gpt-oss with a reasoning parser and `--tool-call-parser none` still gets
+/// vLLM's Harmony parser (`ParserManager._compose_parser` returns it when either parser is
+/// set), whose `adjust_request` moves the request's own constraint into a final message but
+/// adds no tool tags.
+pub fn constraint_parser(
+    opts: &RenderOptions,
+    model: &Model,
+) -> Option<(&'static ToolEntry, bool)> {
+    match tool_entry(opts, model) {
+        Some(entry) => Some((entry, true)),
+        None if model.harmony.is_some() && opts.reasoning_parser != "none" => {
+            tool_parser_for_model(HARMONY_TOOLS).map(|entry| (entry, false))
+        }
+        None => None,
+    }
 }
 
 /// The fields for a chat request rendered to `prompt`.

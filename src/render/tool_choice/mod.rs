@@ -104,13 +104,18 @@ fn params_or_empty(tool: &Map<String, Value>) -> Value {
     }
 }
 
-/// Constrains `sampling` for the request's `tool_choice` under the tool parser `entry`.
+/// Constrains `sampling` for the request's `tool_choice` under the tool parser `entry`
+/// (with whether its tools' tags apply: see `parse_context::constraint_parser`).
 pub fn constrain(
-    entry: Option<&ToolEntry>,
+    entry: Option<(&ToolEntry, bool)>,
     req: &ChatRequest,
     sampling: &mut SamplingParams,
 ) -> Result<(), RequestError> {
-    let tools = req.tools.as_deref().unwrap_or_default();
+    let tools = match entry {
+        Some((_, true)) => req.tools.as_deref().unwrap_or_default(),
+        _ => &[],
+    };
+    let entry = entry.map(|(e, _)| e);
     if let Some(h) = entry.and_then(|e| harmony::Harmony::of(e.grammar)) {
         harmony::constrain(&h, tools, req, sampling);
         return Ok(());
