@@ -35,15 +35,14 @@ use tokenizers::Tokenizer;
 
 #[derive(Debug, Error)]
 pub enum LoadError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: invalid JSON: {source}")]
+    // The causes are fields named `error`, not `source`: they are part of the message, and
+    // a `source` would print them a second time in anyhow's `{:#}` chain.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: invalid JSON: {error}")]
     Json {
         path: String,
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     #[error("{0}: no tokenizer.json or tokenizer.json.gz")]
     NoTokenizer(String),
@@ -337,9 +336,9 @@ fn read_config(bundle: &Bundle) -> Result<(ModelConfig, Option<Architecture>), L
     let Some(bytes) = bundle.read("config.json")? else {
         return Ok((ModelConfig::default(), None));
     };
-    let bad = |source| LoadError::Json {
+    let bad = |error| LoadError::Json {
         path: bundle.describe("config.json"),
-        source,
+        error,
     };
     let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(bad)?;
     let config = ModelConfig::deserialize(&json).map_err(bad)?;
@@ -371,11 +370,10 @@ fn template_sources(
     let Some(bytes) = bundle.read("chat_template.json")? else {
         return Ok(Vec::new());
     };
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
-            path: bundle.describe("chat_template.json"),
-            source,
-        })?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| LoadError::Json {
+        path: bundle.describe("chat_template.json"),
+        error,
+    })?;
     Ok(v.get("chat_template")
         .and_then(|s| s.as_str())
         .map(|s| vec![("default".into(), s.to_string())])

@@ -107,7 +107,7 @@ impl AppState {
             .map_or(config.request_timeout, |h| h.min(config.request_timeout));
         let model_names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
         let routes: Vec<&str> = dispatch::ROUTES.iter().map(|r| r.path).collect();
-        let metrics = Metrics::new(&routes, &model_names)?;
+        let metrics = Metrics::new(&routes, &model_names).map_err(StateError::Metrics)?;
         Ok(Arc::new(AppState {
             models,
             metrics,
@@ -122,8 +122,9 @@ impl AppState {
 /// Why the server state could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// Not `#[from]`: a source would repeat the message in anyhow's `{:#}` chain.
     #[error("metrics: {0}")]
-    Metrics(#[from] prometheus::Error),
+    Metrics(prometheus::Error),
     #[error("cannot start the timeout thread: {0}")]
     Thread(std::io::Error),
 }
