@@ -1,5 +1,9 @@
 //! `llm-render serve`: the HTTP API (docs/api.md) on the given models, or on the embedded
 //! default.
+//!
+//! Every flag can also be set through the environment, `LLM_RENDER_<FLAG>` (the flag's name
+//! in upper case, `-` as `_`; `--derender-state-key` is `LLM_RENDER_STATE_KEY`); a flag
+//! given on the command line wins. Repeatable flags take a comma-separated list there.
 
 use super::args::{ModelArgs, ParserArgs};
 use crate::render::RenderOptions;
@@ -16,43 +20,47 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8000, env = "LLM_RENDER_PORT")]
     pub port: u16,
     /// Largest accepted request body; larger bodies get a 413.
-    #[arg(long, default_value_t = 32 * 1024 * 1024)]
+    #[arg(long, default_value_t = 32 * 1024 * 1024, env = "LLM_RENDER_MAX_BODY_BYTES")]
     pub max_body_bytes: usize,
     /// Per-request time limit; slower requests get a 504.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, env = "LLM_RENDER_REQUEST_TIMEOUT_SECS")]
     pub request_timeout_secs: f64,
     /// Closes a connection whose next request head has not fully arrived this long after
     /// the server began to wait for it: idle keep-alive connections and slow-header clients
     /// (0: never).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(
+        long,
+        default_value_t = 30.0,
+        env = "LLM_RENDER_HEADER_READ_TIMEOUT_SECS"
+    )]
     pub header_read_timeout_secs: f64,
     /// Requests served at once; more get an immediate 503.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, env = "LLM_RENDER_MAX_CONCURRENCY")]
     pub max_concurrency: usize,
     /// Bodies up to this size render inline on the async worker; larger ones (and
     /// request-supplied templates) on the blocking pool.
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, default_value_t = 64 * 1024, env = "LLM_RENDER_INLINE_MAX_BYTES")]
     pub inline_max_bytes: usize,
     /// Offloaded renders (large bodies: images, long prompts) run at once; more wait for a
     /// slot within the request timeout [default: the number of cores].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_MAX_BLOCKING_RENDERS")]
     pub max_blocking_renders: Option<usize>,
     /// How requests are scheduled on cores. `per-core`: one single-threaded runtime per
     /// worker, each connection served by one worker (fewest open connections first), with no
     /// cross-core wakeups: less CPU per request (docs/performance.md). `work-stealing`:
     /// tokio's multi-thread runtime, which balances requests instead of connections.
-    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
+    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore, env = "LLM_RENDER_RUNTIME")]
     pub runtime: RuntimeKind,
     /// Milliseconds that memory the server frees is kept for reuse before it is returned to
     /// the OS; -1: kept for good. The allocator's own 1 s costs more CPU per chat turn in
     /// page faults (docs/performance.md).
-    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, env = "LLM_RENDER_MEMORY_RELEASE_MS")]
     pub memory_release_ms: i64,
     /// Worker threads serving connections [default: the cores this process may use].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_WORKERS")]
     pub workers: Option<usize>,
     /// Log format on stderr; the level comes from RUST_LOG (default `info`).
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "LLM_RENDER_LOG_FORMAT")]
     pub log_format: LogFormat,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -99,10 +107,14 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 1, env = "LLM_RENDER_ENGINE_RETRIES")]
     pub engine_retries: u32,
     /// The longest event accepted from the engine.
-    #[arg(long, default_value_t = 16 << 20)]
+    #[arg(long, default_value_t = 16 << 20, env = "LLM_RENDER_ENGINE_MAX_EVENT_BYTES")]
     pub engine_max_event_bytes: usize,
     /// How often the engine's readiness is probed for `/health`.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        env = "LLM_RENDER_ENGINE_HEALTH_INTERVAL_SECS"
+    )]
     pub engine_health_interval_secs: f64,
 }
 
