@@ -16,9 +16,10 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Model options")]
 pub struct ModelArgs {
-    /// A Hugging Face snapshot folder, optionally named: NAME=PATH. Repeatable or
-    /// comma-separated. Without it, the embedded Qwen3 tokenizer and template are served as
-    /// `qwen3`.
+    /// A Hugging Face snapshot folder, or a Hub id (`Qwen/Qwen3-0.6B`) found in the local Hub
+    /// cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; nothing is
+    /// downloaded), optionally named: NAME=PATH. Repeatable or comma-separated. Without it,
+    /// the embedded Qwen3 tokenizer and template are served as `qwen3`.
     #[arg(
         long = "model",
         value_name = "[NAME=]PATH",
