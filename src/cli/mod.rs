@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "llm-render",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LLM_RENDER_GIT_SHA"), ")"),
     about = "CPU render tier for LLM serving: chat template + tokenization, HF-exact"
 )]
 pub struct Cli {
