@@ -1,5 +1,6 @@
-//! How `serve` is configured: every flag as an environment variable, and `--model` as a
-//! Hugging Face Hub id from the local cache.
+//! How `serve` is configured and how it fails to start: every flag as an environment
+//! variable, `--model` as a Hugging Face Hub id from the local cache, errors that say what
+//! is wrong once with the right exit code, and the warnings a model's gaps get.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -176,4 +177,86 @@ fn hub_ids_resolve_offline_from_the_local_cache() {
     assert_eq!(served_model(&out), "tiny");
     let _ = std::fs::remove_dir_all(&cache);
     let _ = std::fs::remove_dir_all(&no_ref);
+}
+
+/// `serve ARGS` that fails to start: its exit code and standard error.
+fn serve_fails(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = command(&[&["serve"][..], args].concat(), env)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_model_that_is_not_there_says_so_and_exits_1() {
+    let cache = hub_cache(true);
+    let hub = cache.join("hub");
+    let hub_env = [("HF_HUB_CACHE", hub.to_str().unwrap())];
+    let (code, err) = serve_fails(&["--port", "0", "--model", "org/missing"], &hub_env);
+    assert_eq!(code, Some(1), "{err}");
+    for needle in [
+        "org/missing does not exist as a folder",
+        "not in the Hugging Face cache",
+        hub.to_str().unwrap(),
+        "huggingface-cli download org/missing",
+    ] {
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    }
+    let (code, err) = serve_fails(&["--port", "0", "--model", "/no/such/model"], &hub_env);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("/no/such/model does not exist"), "{err}");
+    // A file: said once, not "Not a directory (os error 20): Not a directory (os error 20)".
+    let file = fixture("qwen3").join("config.json");
+    let (code, err) = serve_fails(&["--port", "0", "--model", file.to_str().unwrap()], &[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("is not a folder"), "{err}");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// The port is bound before anything loads: in use, it is the error (not the missing
+/// model), named with its address and the OS's reason, once.
+#[test]
+fn a_port_in_use_fails_before_the_models_load() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let (code, err) = serve_fails(
+        &[
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+            "--model",
+            "/no/such/model",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{err}"
+    );
+    assert!(!err.contains("does not exist"), "loaded first: {err}");
+    assert_eq!(err.matches("in use").count(), 1, "{err}");
+}
+
+/// A model without a chat template, and one without EOS ids: a warning line each, naming
+/// the model.
+#[test]
+fn a_models_gaps_are_warned_of_at_startup() {
+    let spec = |name: &str| format!("{name}={}", fixture(name).display());
+    let (metaspace, wordlevel) = (spec("metaspace"), spec("wordlevel"));
+    let server = ServeProcess::start(&["--model", &metaspace, "--model", &wordlevel], &[]);
+    let log = server.log();
+    let warned = |needle: &str, model: &str| {
+        log.iter()
+            .filter(|l| l.contains("WARN") && l.contains(needle))
+            .any(|l| l.contains(&format!("model={model}")))
+    };
+    assert!(warned("no chat template", "metaspace"), "{log:#?}");
+    assert!(!warned("no chat template", "wordlevel"), "{log:#?}");
+    assert!(warned("no EOS token ids", "wordlevel"), "{log:#?}");
+    assert!(!warned("no EOS token ids", "metaspace"), "{log:#?}");
 }

@@ -232,6 +232,12 @@ impl ModelArgs {
     /// Refuses settings that cannot work before anything loads.
     pub fn check(&self) -> anyhow::Result<()> {
         if let Some(dir) = &self.images.allowed_local_media_path {
+            if !dir.exists() {
+                anyhow::bail!(
+                    "--allowed-local-media-path {} does not exist",
+                    dir.display()
+                );
+            }
             if !dir.is_dir() {
                 anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
             }

@@ -4,6 +4,10 @@
 //! Every flag can also be set through the environment, `LLM_RENDER_<FLAG>` (the flag's name
 //! in upper case, `-` as `_`; `--derender-state-key` is `LLM_RENDER_STATE_KEY`); a flag
 //! given on the command line wins. Repeatable flags take a comma-separated list there.
+//!
+//! Startup, in order: flag values are checked (a bad one exits 2, as clap's own errors);
+//! the address is bound (a port in use fails now, before anything loads); the models load;
+//! the socket listens and the server serves. Any failure after the checks exits 1.
 
 use super::args::{ModelArgs, ParserArgs};
 use crate::render::RenderOptions;
@@ -119,8 +123,8 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
-    /// The engine client, when `--engine` is set.
-    pub fn engine(&self) -> anyhow::Result<Option<std::sync::Arc<crate::engine::Engine>>> {
+    /// The engine's settings, when `--engine` is set; checks the values, starts nothing.
+    fn config(&self) -> anyhow::Result<Option<crate::engine::EngineConfig>> {
         let Some(url) = &self.engine else {
             return Ok(None);
         };
@@ -160,9 +164,7 @@ impl EngineArgs {
         )?;
         cfg.retries = self.engine_retries;
         cfg.max_event_bytes = self.engine_max_event_bytes.max(1024);
-        let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
-        engine.watch_health()?;
-        Ok(Some(engine))
+        Ok(Some(cfg))
     }
 }
 
@@ -190,39 +192,80 @@ fn init_logging(format: LogFormat) {
     }
 }
 
-pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
-    if !(args.header_read_timeout_secs >= 0.0 && args.header_read_timeout_secs.is_finite()) {
-        anyhow::bail!("--header-read-timeout-secs must be a number of seconds, 0 or more");
-    }
+/// Every flag value `serve` checks before it starts anything.
+struct Checked {
+    request_timeout: Duration,
+    header_read_timeout: Option<Duration>,
+    workers: usize,
+    engine: Option<crate::engine::EngineConfig>,
+}
+
+/// Refuses flag values that cannot work, naming the flag.
+fn check(args: &ServeArgs) -> anyhow::Result<Checked> {
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds, 0 or more"))
+    };
+    let header_read_timeout = secs(args.header_read_timeout_secs, "--header-read-timeout-secs")?;
     if args.memory_release_ms < -1 {
         anyhow::bail!("--memory-release-ms must be -1 (never) or a number of milliseconds");
     }
-    if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
+    let request_timeout = secs(args.request_timeout_secs, "--request-timeout-secs")?;
+    if request_timeout.is_zero() {
         anyhow::bail!("--request-timeout-secs must be a positive number");
     }
-    args.model.check()?;
+    let workers = match args.workers {
+        Some(0) => anyhow::bail!("--workers must be at least 1"),
+        Some(n) => n,
+        None => crate::server::available_cores(),
+    };
     args.parsers.check()?;
+    Ok(Checked {
+        request_timeout,
+        header_read_timeout: (!header_read_timeout.is_zero()).then_some(header_read_timeout),
+        workers,
+        engine: args.engine.config()?,
+    })
+}
+
+/// Runs `serve`. A bad flag value is an `Err` (exit 2, from `main`); a failure once the
+/// server starts (port in use, a model that does not load) is logged and exits 1.
+pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    let checked = check(&args)?;
+    init_logging(args.log_format);
+    match serve(args, checked) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            tracing::error!("{e:#}");
+            Ok(1)
+        }
+    }
+}
+
+fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
+    // The port first: taken, it fails now rather than after the models have loaded.
+    let bound = server::bind(&args.host, args.port)?;
+    tracing::info!(address = %bound.local_addr(), "address bound; loading models");
+    args.model.check()?;
     let loading = std::time::Instant::now();
     let models = args.model.load()?;
     let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
-        if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
-            tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
-        }
-        if let Some(reason) = m.decoder.off_reason() {
-            tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
-        }
+        warn_of_gaps(m);
     }
+    let engine = match checked.engine {
+        Some(cfg) => {
+            let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
+            engine.watch_health()?;
+            Some(engine)
+        }
+        None => None,
+    };
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
-        request_timeout: Duration::try_from_secs_f64(args.request_timeout_secs)
-            .map_err(|e| anyhow::anyhow!("--request-timeout-secs: {e}"))?,
-        header_read_timeout: (args.header_read_timeout_secs > 0.0)
-            .then(|| Duration::try_from_secs_f64(args.header_read_timeout_secs))
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--header-read-timeout-secs: {e}"))?,
+        request_timeout: checked.request_timeout,
+        header_read_timeout: checked.header_read_timeout,
         max_concurrency: args.max_concurrency,
         inline_max_bytes: args.inline_max_bytes,
         max_blocking_renders: args
@@ -234,7 +277,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..args.model.render_options()
         },
         derender: args.parsers.derender_config(),
-        engine: args.engine.engine()?,
+        engine,
     };
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
@@ -242,15 +285,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();
     crate::server::memory::set_release_delay(args.memory_release_ms);
-    let workers = match args.workers {
-        Some(0) => anyhow::bail!("--workers must be at least 1"),
-        Some(n) => n,
-        None => crate::server::available_cores(),
-    };
-    let addr = format!("{}:{}", args.host, args.port);
-    let listener = std::net::TcpListener::bind(&addr)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    tracing::info!(runtime = ?args.runtime, workers, "listening on http://{}", listener.local_addr()?);
+    let workers = checked.workers;
+    let addr = bound.local_addr();
+    let listener = bound.listen()?;
+    tracing::info!(runtime = ?args.runtime, workers, version = env!("CARGO_PKG_VERSION"), git_sha = env!("LLM_RENDER_GIT_SHA"), "listening on http://{addr}");
     match args.runtime {
         RuntimeKind::PerCore => server::serve_per_core(listener, state, workers)?,
         RuntimeKind::WorkStealing => {
@@ -267,4 +305,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Warns, one line each, of what a model lacks that requests will miss.
+fn warn_of_gaps(m: &crate::model::Model) {
+    if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
+        tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
+    }
+    if let Some(reason) = m.decoder.off_reason() {
+        tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
+    }
+    // A Harmony model (gpt-oss) renders chats without a template.
+    if m.templates.is_empty() && m.harmony.is_none() {
+        tracing::warn!(model = %m.name, "no chat template: chat requests get a 400 (give one with --chat-template, or render completions)");
+    }
+    if m.eos_token_ids.is_empty() {
+        tracing::warn!(model = %m.name, "no EOS token ids (generation_config.json's eos_token_id, tokenizer_config.json's eos_token): derender stops at no token of its own");
+    }
 }

@@ -20,6 +20,7 @@ mod transport;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use transport::listener::{bind, BindError, Bound};
 pub use transport::memory;
 pub use transport::{serve_per_core, serve_per_core_until, serve_work_stealing};
 

@@ -1,9 +1,10 @@
 //! How connections are served, below the routes: the two runtimes and the connection loop
-//! (`runtime.rs`), the request and header-read timeouts on one sweeper thread's clock,
+//! (`runtime.rs`), the listening socket (`listener.rs`), the request and header-read timeouts on one sweeper thread's clock,
 //! with each connection's watch (`deadlines.rs`), and the allocator's purge delay
 //! (`memory.rs`).
 
 mod deadlines;
+pub mod listener;
 pub mod memory;
 mod runtime;
 
