@@ -50,7 +50,7 @@ fn help_names_the_variables_and_hides_the_secret() {
     let help = String::from_utf8_lossy(&out.stdout);
     for shown in [
         "[env: LLM_RENDER_MODEL=]",
-        "[env: LLM_RENDER_NO_FAST_TOKENIZER=]",
+        "[env: LLM_RENDER_ACCESS_LOG=]",
         "[env: LLM_RENDER_PORT=9123]",
         "[env: LLM_RENDER_STATE_KEY]",
     ] {
@@ -78,7 +78,7 @@ fn flags_come_from_the_environment() {
             ("LLM_RENDER_MODEL", &models),
             ("LLM_RENDER_MAX_BODY_BYTES", "100"),
             ("LLM_RENDER_MAX_CONCURRENCY", "7"),
-            ("LLM_RENDER_NO_FAST_TOKENIZER", "yes"),
+            ("LLM_RENDER_ACCESS_LOG", "1"),
             ("LLM_RENDER_ENGINE", ""),
         ],
     );
@@ -94,7 +94,7 @@ fn flags_come_from_the_environment() {
     assert_eq!(status, 200);
     assert!(
         server
-            .wait_for_log("disabled by --no-fast-tokenizer", std::time::Duration::ZERO)
+            .wait_for_log("llm_render::access", std::time::Duration::from_secs(10))
             .is_some(),
         "{:?}",
         server.log()

@@ -12,6 +12,7 @@
 use super::args::{ModelArgs, ParserArgs};
 use crate::render::RenderOptions;
 use crate::server::{self, AppState, ServerConfig};
+use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -63,9 +64,15 @@ pub struct ServeArgs {
     /// Worker threads serving connections [default: the cores this process may use].
     #[arg(long, env = "LLM_RENDER_WORKERS")]
     pub workers: Option<usize>,
-    /// Log format on stderr; the level comes from RUST_LOG (default `info`).
+    /// Log format on stderr; the level comes from RUST_LOG (default `info`). Text is
+    /// coloured only on a terminal (and without NO_COLOR); JSON is one object per line, the
+    /// event's fields at the top level.
     #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "LLM_RENDER_LOG_FORMAT")]
     pub log_format: LogFormat,
+    /// Log one line per request (method, path, status, duration_ms, bytes_in, bytes_out) at
+    /// INFO on the `llm_render::access` target.
+    #[arg(long, env = "LLM_RENDER_ACCESS_LOG", value_parser = BoolishValueParser::new())]
+    pub access_log: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -180,16 +187,27 @@ pub enum LogFormat {
     Json,
 }
 
+/// Logs on stderr: coloured text only on a terminal (without `NO_COLOR`), or JSON lines
+/// with the event's fields at the top level and never a colour code.
 fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(colour).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_ansi(false)
+            .try_init(),
+    };
 }
 
 /// Every flag value `serve` checks before it starts anything.
@@ -278,6 +296,7 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
         },
         derender: args.parsers.derender_config(),
         engine,
+        access_log: args.access_log,
     };
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");

@@ -11,6 +11,7 @@
 //! worker, see `transport/runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
 //! runtime; both serve each connection the same way.
 
+mod access;
 mod dispatch;
 mod error;
 mod front;
@@ -53,6 +54,8 @@ pub struct ServerConfig {
     /// `--engine`: the engine the front door (`/v1/chat/completions`, `/v1/completions`)
     /// sends rendered requests to; `None`: no front door.
     pub engine: Option<Arc<crate::engine::Engine>>,
+    /// `--access-log`: one INFO line per request on the `llm_render::access` target.
+    pub access_log: bool,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +70,7 @@ impl Default for ServerConfig {
             render: RenderOptions::default(),
             derender: Default::default(),
             engine: None,
+            access_log: false,
         }
     }
 }
