@@ -50,6 +50,7 @@ fn help_names_the_variables_and_hides_the_secret() {
     let help = String::from_utf8_lossy(&out.stdout);
     for shown in [
         "[env: LLM_RENDER_MODEL=]",
+        "[env: LLM_RENDER_DRAIN_DELAY_SECS=]",
         "[env: LLM_RENDER_ACCESS_LOG=]",
         "[env: LLM_RENDER_PORT=9123]",
         "[env: LLM_RENDER_STATE_KEY]",
@@ -240,6 +241,18 @@ fn a_port_in_use_fails_before_the_models_load() {
     );
     assert!(!err.contains("does not exist"), "loaded first: {err}");
     assert_eq!(err.matches("in use").count(), 1, "{err}");
+}
+
+#[test]
+fn bad_drain_flags_are_usage_errors() {
+    for (args, flag) in [
+        (&["--drain-delay-secs", "30"][..], "--drain-delay-secs"),
+        (&["--drain-timeout-secs=-1"][..], "--drain-timeout-secs"),
+    ] {
+        let (code, err) = serve_fails(&[&["--port", "0"][..], args].concat(), &[]);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
 }
 
 /// A model without a chat template, and one without EOS ids: a warning line each, naming

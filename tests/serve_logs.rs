@@ -1,5 +1,6 @@
 //! What operators read off a running `serve`: logs without colour codes off a terminal,
-//! JSON logs with the fields at the top level, the access log, and the build-info metric.
+//! JSON logs with the fields at the top level, the access log, the build-info metric, and
+//! liveness beside readiness.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -83,7 +84,7 @@ fn the_access_log_is_off_by_default() {
 }
 
 #[test]
-fn build_info() {
+fn build_info_liveness_and_readiness() {
     let server = ServeProcess::start(&[], &[]);
     let (status, metrics) = exchange(&server.addr, "GET", "/metrics", "").unwrap();
     assert_eq!(status, 200);
@@ -97,4 +98,11 @@ fn build_info() {
             && line.ends_with("} 1"),
         "{line}"
     );
+    let (status, live) = exchange(&server.addr, "GET", "/live", "").unwrap();
+    assert_eq!(status, 200);
+    let body: Value = serde_json::from_str(live.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body, serde_json::json!({"status": "ok"}));
+    assert_eq!(exchange(&server.addr, "HEAD", "/live", "").unwrap().0, 200);
+    assert_eq!(exchange(&server.addr, "GET", "/health", "").unwrap().0, 200);
+    assert_eq!(exchange(&server.addr, "POST", "/live", "").unwrap().0, 405);
 }

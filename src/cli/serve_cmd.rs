@@ -73,6 +73,14 @@ pub struct ServeArgs {
     /// INFO on the `llm_render::access` target.
     #[arg(long, env = "LLM_RENDER_ACCESS_LOG", value_parser = BoolishValueParser::new())]
     pub access_log: bool,
+    /// After SIGTERM or Ctrl-C, seconds the server goes on accepting and serving, with
+    /// /health answering 503, so load balancers stop sending before the listener closes.
+    #[arg(long, default_value_t = 5.0, env = "LLM_RENDER_DRAIN_DELAY_SECS")]
+    pub drain_delay_secs: f64,
+    /// Seconds from SIGTERM or Ctrl-C to the exit, at most: connections still open then are
+    /// cut (the drain delay included; a second signal exits at once).
+    #[arg(long, default_value_t = 25.0, env = "LLM_RENDER_DRAIN_TIMEOUT_SECS")]
+    pub drain_timeout_secs: f64,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -214,6 +222,8 @@ fn init_logging(format: LogFormat) {
 struct Checked {
     request_timeout: Duration,
     header_read_timeout: Option<Duration>,
+    drain_delay: Duration,
+    drain_timeout: Duration,
     workers: usize,
     engine: Option<crate::engine::EngineConfig>,
 }
@@ -232,6 +242,15 @@ fn check(args: &ServeArgs) -> anyhow::Result<Checked> {
     if request_timeout.is_zero() {
         anyhow::bail!("--request-timeout-secs must be a positive number");
     }
+    let drain_delay = secs(args.drain_delay_secs, "--drain-delay-secs")?;
+    let drain_timeout = secs(args.drain_timeout_secs, "--drain-timeout-secs")?;
+    if drain_delay > drain_timeout {
+        anyhow::bail!(
+            "--drain-delay-secs ({}) must not be longer than --drain-timeout-secs ({}), which bounds the whole shutdown",
+            args.drain_delay_secs,
+            args.drain_timeout_secs
+        );
+    }
     let workers = match args.workers {
         Some(0) => anyhow::bail!("--workers must be at least 1"),
         Some(n) => n,
@@ -241,6 +260,8 @@ fn check(args: &ServeArgs) -> anyhow::Result<Checked> {
     Ok(Checked {
         request_timeout,
         header_read_timeout: (!header_read_timeout.is_zero()).then_some(header_read_timeout),
+        drain_delay,
+        drain_timeout,
         workers,
         engine: args.engine.config()?,
     })
@@ -297,6 +318,8 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
         derender: args.parsers.derender_config(),
         engine,
         access_log: args.access_log,
+        drain_delay: checked.drain_delay,
+        drain_timeout: checked.drain_timeout,
     };
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
@@ -315,11 +338,15 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
                 .worker_threads(workers)
                 .enable_all()
                 .build()?;
-            rt.block_on(async move {
+            let served = rt.block_on(async move {
                 listener.set_nonblocking(true)?;
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 server::serve_work_stealing(listener, state).await
-            })?;
+            });
+            // Renders of requests already gone may still run on the blocking pool: they stop
+            // at their next cancellation check, unwaited.
+            rt.shutdown_background();
+            served?;
         }
     }
     tracing::info!("stopped");

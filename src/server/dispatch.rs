@@ -1,6 +1,6 @@
 //! Which handler serves a request, and what every request passes through on its way:
-//! metrics, a debug log line and the access log when on (every route; `access.rs`) → for
-//! the work routes, a guard that answers
+//! metrics, a debug log line and the access log when on (every route; `access.rs`), and
+//! `Connection: close` once the server drains → for the work routes, a guard that answers
 //! 503 at once when `--max-concurrency` requests are in flight and 504 past the request
 //! timeout → the body, read up to `--max-body-bytes` (413 past it) → the handler.
 //!
@@ -23,6 +23,7 @@ use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
@@ -132,6 +133,10 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: Handler::Info(|st| routes::health(st).into_response()),
     },
     Route {
+        path: "/live",
+        handler: Handler::Info(|_| routes::live().into_response()),
+    },
+    Route {
         path: "/v1/models",
         handler: Handler::Info(|st| routes::models(st).into_response()),
     },
@@ -176,11 +181,22 @@ pub(crate) struct Dispatcher {
     /// The connection's header-read timeout (`server::transport::deadlines`), told when a request
     /// arrives and when its response has been sent.
     watch: Option<Arc<ConnectionWatch>>,
+    /// Set once the connection's first request head has been read (shutdown closes such a
+    /// connection when idle; one that has sent nothing yet is left to send its request).
+    started: Arc<AtomicBool>,
 }
 
 impl Dispatcher {
-    pub(crate) fn new(state: Arc<AppState>, watch: Option<Arc<ConnectionWatch>>) -> Self {
-        Dispatcher { state, watch }
+    pub(crate) fn new(
+        state: Arc<AppState>,
+        watch: Option<Arc<ConnectionWatch>>,
+        started: Arc<AtomicBool>,
+    ) -> Self {
+        Dispatcher {
+            state,
+            watch,
+            started,
+        }
     }
 }
 
@@ -194,6 +210,7 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
         if let Some(w) = &self.watch {
             w.request_started();
         }
+        self.started.store(true, Ordering::Relaxed);
         let state = self.state.clone();
         let watch = self.watch.clone();
         Box::pin(async move {
@@ -202,9 +219,14 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
                 .access_log
                 .then(|| access::Entry::start(req.method(), req.uri().path()));
             let mut bytes_in = 0;
-            let resp = dispatch(&state, req, &mut bytes_in).await;
+            let mut resp = dispatch(&state, req, &mut bytes_in).await;
             if let Some(entry) = &mut access {
                 entry.answered(resp.status().as_u16(), bytes_in);
+            }
+            if state.is_draining() {
+                // Keep-alive clients reconnect, through their load balancer, elsewhere.
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             Ok(resp.map(|body| ResponseBody {
                 body,

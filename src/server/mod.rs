@@ -9,7 +9,9 @@
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
 //! worker, see `transport/runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
-//! runtime; both serve each connection the same way.
+//! runtime; both serve each connection the same way, and both stop the same way: readiness
+//! off, a drain delay, then every queued and open connection answered
+//! (`transport/shutdown.rs`).
 
 mod access;
 mod dispatch;
@@ -27,6 +29,7 @@ pub use transport::{serve_per_core, serve_per_core_until, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -56,6 +59,12 @@ pub struct ServerConfig {
     pub engine: Option<Arc<crate::engine::Engine>>,
     /// `--access-log`: one INFO line per request on the `llm_render::access` target.
     pub access_log: bool,
+    /// After a stop signal, how long the server goes on accepting and serving (with
+    /// `/health` answering 503) before it closes the listener (`transport/shutdown.rs`).
+    pub drain_delay: Duration,
+    /// The bound of the whole shutdown, from the signal: connections still open then are
+    /// cut.
+    pub drain_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +80,8 @@ impl Default for ServerConfig {
             derender: Default::default(),
             engine: None,
             access_log: false,
+            drain_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(25),
         }
     }
 }
@@ -101,6 +112,8 @@ pub struct AppState {
     permits: Arc<Semaphore>,
     /// Slots for offloaded renders (`max_blocking_renders`).
     pub(crate) blocking_permits: Arc<Semaphore>,
+    /// Set at the stop signal: `/health` answers 503 and responses close their connection.
+    draining: AtomicBool,
 }
 
 impl AppState {
@@ -120,7 +133,19 @@ impl AppState {
             config,
             permits,
             blocking_permits,
+            draining: AtomicBool::new(false),
         }))
+    }
+
+    /// Whether a stop signal has come (the server drains, and is not ready).
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Turns the server not ready: `/health` answers 503 from now on, and every response
+    /// closes its connection.
+    pub(crate) fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
     }
 }
 
