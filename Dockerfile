@@ -23,6 +23,9 @@ RUN mkdir -p src parsers/src benches \
        target/dist/.fingerprint/llm-render* target/dist/deps/llm_render* target/dist/deps/libllm_render*
 
 COPY . .
+# The commit for `llm_render_build_info` and `--version` (.git is not in the context):
+# docker build --build-arg LLM_RENDER_GIT_SHA=$(git rev-parse --short=12 HEAD) .
+ARG LLM_RENDER_GIT_SHA
 RUN cargo build --profile dist --locked --bin llm-render && strip target/dist/llm-render
 
 FROM debian:bookworm-slim

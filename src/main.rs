@@ -7,6 +7,14 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // An empty `LLM_RENDER_*` variable counts as unset (a compose file's `LLM_RENDER_ENGINE=`),
+    // not as an empty value for its flag. Nothing else runs yet, so nothing reads the
+    // environment meanwhile.
+    for (key, value) in std::env::vars_os() {
+        if value.is_empty() && key.to_str().is_some_and(|k| k.starts_with("LLM_RENDER_")) {
+            std::env::remove_var(key);
+        }
+    }
     let cli = llm_render::cli::Cli::parse();
     match llm_render::cli::run(cli) {
         Ok(code) => std::process::exit(code),

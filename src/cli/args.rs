@@ -7,6 +7,7 @@ use crate::media::{DecodeLimits, FetchPolicy, Fetcher, UrlPolicy};
 use crate::model::{LoadOptions, ModelRegistry};
 use crate::render::multimodal::Bounds;
 use crate::render::{RenderOptions, TensorDtype};
+use clap::builder::BoolishValueParser;
 use clap::Args;
 use llm_render_parsers::{REASONING_PARSERS, TOOL_PARSERS};
 use std::sync::Arc;
@@ -15,14 +16,26 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Model options")]
 pub struct ModelArgs {
-    /// A Hugging Face snapshot folder, optionally named: NAME=PATH. Repeatable. Without it,
+    /// A Hugging Face snapshot folder, or a Hub id (`Qwen/Qwen3-0.6B`) found in the local Hub
+    /// cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; nothing is
+    /// downloaded), optionally named: NAME=PATH. Repeatable or comma-separated. Without it,
     /// the embedded Qwen3 tokenizer and template are served as `qwen3`.
-    #[arg(long = "model", value_name = "[NAME=]PATH")]
+    #[arg(
+        long = "model",
+        value_name = "[NAME=]PATH",
+        value_delimiter = ',',
+        env = "LLM_RENDER_MODEL"
+    )]
     pub models: Vec<String>,
     /// A chat template file that replaces a model's own: NAME=PATH, or PATH when one model
-    /// is served. Repeatable. templates/ has prefix-stable variants of Qwen3's and
-    /// DeepSeek-R1's that keep reasoning in history (docs/multi-turn.md).
-    #[arg(long = "chat-template", value_name = "[NAME=]PATH")]
+    /// is served. Repeatable or comma-separated. templates/ has prefix-stable variants of
+    /// Qwen3's and DeepSeek-R1's that keep reasoning in history (docs/multi-turn.md).
+    #[arg(
+        long = "chat-template",
+        value_name = "[NAME=]PATH",
+        value_delimiter = ',',
+        env = "LLM_RENDER_CHAT_TEMPLATE"
+    )]
     pub chat_templates: Vec<String>,
     /// Template instruction budget per render (minijinja fuel); exhausted → 400. 0 disables
     /// the bound.
@@ -30,15 +43,15 @@ pub struct ModelArgs {
     pub template_fuel: u64,
     /// Context length; longer prompts get a 400, and it caps `max_tokens` [default: from
     /// config.json, else tokenizer_config.json's model_max_length].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_MAX_MODEL_LEN")]
     pub max_model_len: Option<u64>,
     /// Always tokenize with `tokenizers`, never with the fast encoder (fastokens, used only
     /// where it proves equal at load).
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_NO_FAST_TOKENIZER", value_parser = BoolishValueParser::new())]
     pub no_fast_tokenizer: bool,
     /// Always render chat templates with minijinja, never with the Rust renderings of the
     /// exact templates in templates/ (Qwen3's, DeepSeek-V3's, vLLM's Llama 3.1 JSON).
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_NO_NATIVE_TEMPLATES", value_parser = BoolishValueParser::new())]
     pub no_native_templates: bool,
     /// Budget of the fast encoder's segment cache (MiB); 0 turns it off.
     #[arg(long, default_value_t = 256, env = "LLM_RENDER_SEGMENT_CACHE_MB")]
@@ -49,7 +62,7 @@ pub struct ModelArgs {
     pub prompt_cache_mb: usize,
     /// Accept `chat_template` in requests (compiled per request), as vLLM's flag. Only for
     /// trusted clients.
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_TRUST_REQUEST_CHAT_TEMPLATE", value_parser = BoolishValueParser::new())]
     pub trust_request_chat_template: bool,
     #[command(flatten)]
     pub images: ImageArgs,
@@ -60,53 +73,61 @@ pub struct ModelArgs {
 #[command(next_help_heading = "Image options")]
 pub struct ImageArgs {
     /// Images one request may carry; more get a 400.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, env = "LLM_RENDER_MAX_IMAGES_PER_REQUEST")]
     pub max_images_per_request: usize,
     /// Largest image tensors of one request, in bytes before base64: the uint8 `kwargs_data`
     /// plus `mm_tensors`; larger requests get a 400 that suggests `output_dtype: "none"` or
     /// fewer images.
-    #[arg(long, default_value_t = 512 << 20)]
+    #[arg(long, default_value_t = 512 << 20, env = "LLM_RENDER_MAX_MM_TENSOR_BYTES")]
     pub max_mm_tensor_bytes: u64,
     /// Largest image accepted, in pixels (Pillow's bomb guard); checked from the header
     /// before decoding.
-    #[arg(long, default_value_t = 89_478_485)]
+    #[arg(
+        long,
+        default_value_t = 89_478_485,
+        env = "LLM_RENDER_MAX_IMAGE_PIXELS"
+    )]
     pub max_image_pixels: u64,
     /// Largest image side accepted, in pixels.
-    #[arg(long, default_value_t = 32_768)]
+    #[arg(long, default_value_t = 32_768, env = "LLM_RENDER_MAX_IMAGE_SIDE")]
     pub max_image_side: u32,
     /// Hosts `http(s)` image URLs may name, exactly (repeatable or comma-separated); every
     /// redirect is checked too [default: none, http(s) images are refused].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', env = "LLM_RENDER_ALLOWED_MEDIA_DOMAINS")]
     pub allowed_media_domains: Vec<String>,
     /// Let allowed hosts resolve to loopback/private/link-local addresses (an internal image
     /// store). Off: such addresses are refused after DNS resolution.
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_ALLOW_PRIVATE_MEDIA_HOSTS", value_parser = BoolishValueParser::new())]
     pub allow_private_media_hosts: bool,
     /// Time limit for fetching one image, in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(
+        long,
+        default_value_t = 10.0,
+        env = "LLM_RENDER_MEDIA_FETCH_TIMEOUT_SECS"
+    )]
     pub media_fetch_timeout_secs: f64,
     /// Largest image fetched over http(s), in bytes.
-    #[arg(long, default_value_t = 20 * 1024 * 1024)]
+    #[arg(long, default_value_t = 20 * 1024 * 1024, env = "LLM_RENDER_MAX_MEDIA_BYTES")]
     pub max_media_bytes: u64,
     /// Serve `file://` image URLs from below this folder (resolved, symlinks included)
     /// [default: none, file:// images are refused].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_ALLOWED_LOCAL_MEDIA_PATH")]
     pub allowed_local_media_path: Option<std::path::PathBuf>,
     /// `float32` or `bfloat16` add transformers' normalized pixel values as `mm_tensors`
     /// (ext) beside vLLM's `kwargs_data`; `none` sends only what vLLM's render sends (requests
     /// may override with `mm_processor_kwargs.output_dtype`).
-    #[arg(long, value_enum, default_value_t = TensorDtype::None)]
+    #[arg(long, value_enum, default_value_t = TensorDtype::None, env = "LLM_RENDER_MM_TENSOR_DTYPE")]
     pub mm_tensor_dtype: TensorDtype,
     /// Accept image processor settings in requests (`mm_processor_kwargs.min_pixels` and
     /// `max_pixels`), as vLLM's flag of the same name: they change how much work an image
     /// costs, so only for trusted clients.
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_TRUST_REQUEST_MM_KWARGS", value_parser = BoolishValueParser::new())]
     pub trust_request_mm_kwargs: bool,
     /// Image processor bounds for every request, as vLLM's flag: a JSON object with
     /// `min_pixels` and/or `max_pixels` (e.g. '{"max_pixels": 1003520}' caps an image at
     /// 1,280 tokens). A request's own (with --trust-request-mm-kwargs) win [default: the
     /// model's preprocessor_config.json].
-    #[arg(long, value_parser = Bounds::parse_flag)]
+    #[arg(long, value_parser = Bounds::parse_flag, env = "LLM_RENDER_MM_PROCESSOR_KWARGS")]
     pub mm_processor_kwargs: Option<Bounds>,
 }
 
@@ -114,26 +135,31 @@ pub struct ImageArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Derender options")]
 pub struct ParserArgs {
-    #[arg(long, default_value = "auto", help = reasoning_help())]
+    #[arg(long, default_value = "auto", help = reasoning_help(), env = "LLM_RENDER_REASONING_PARSER")]
     pub reasoning_parser: String,
-    #[arg(long, default_value = "auto", help = tool_help())]
+    #[arg(long, default_value = "auto", help = tool_help(), env = "LLM_RENDER_TOOL_CALL_PARSER")]
     pub tool_call_parser: String,
     /// Secret that signs streaming derender states. Replicas with the same secret accept
     /// each other's states [default: a random one per process].
     #[arg(long, env = "LLM_RENDER_STATE_KEY", hide_env_values = true)]
     pub derender_state_key: Option<String>,
     /// Stream states kept in memory for the fast path (0: none).
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = 16384, env = "LLM_RENDER_DERENDER_STATE_CACHE")]
     pub derender_state_cache: usize,
     /// The most alternatives (`top_logprobs`) one logprobs entry of the engine's output may
     /// carry; more get a 400 (-1: unbounded). As vLLM's flag.
-    #[arg(long, default_value_t = 20, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 20,
+        allow_negative_numbers = true,
+        env = "LLM_RENDER_MAX_LOGPROBS"
+    )]
     pub max_logprobs: i64,
     /// Stream states also carry vLLM's replay fields (output_token_ids, output_chunk_lens:
     /// O(n) bytes) where parsers or stop strings run, so clients that keep only vLLM's
     /// DerenderStreamState fields resume exactly [default: O(1) states; such clients get a
     /// 400 saying so].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_DERENDER_REPLAY_STATE", value_parser = BoolishValueParser::new())]
     pub derender_replay_state: bool,
 }
 
@@ -206,6 +232,12 @@ impl ModelArgs {
     /// Refuses settings that cannot work before anything loads.
     pub fn check(&self) -> anyhow::Result<()> {
         if let Some(dir) = &self.images.allowed_local_media_path {
+            if !dir.exists() {
+                anyhow::bail!(
+                    "--allowed-local-media-path {} does not exist",
+                    dir.display()
+                );
+            }
             if !dir.is_dir() {
                 anyhow::bail!("--allowed-local-media-path {}: not a folder", dir.display());
             }

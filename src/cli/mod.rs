@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "llm-render",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LLM_RENDER_GIT_SHA"), ")"),
     about = "CPU render tier for LLM serving: chat template + tokenization, HF-exact"
 )]
 pub struct Cli {
@@ -61,7 +61,7 @@ fn read_input(file: Option<&str>) -> anyhow::Result<Vec<u8>> {
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Serve(args) => serve_cmd::run(args).map(|_| 0),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Render(args) => render_cmd::run(args),
         Command::Hash(args) => hash_cmd::run(args),
         Command::Derender(args) => derender_cmd::run(args),

@@ -1,9 +1,18 @@
 //! `llm-render serve`: the HTTP API (docs/api.md) on the given models, or on the embedded
 //! default.
+//!
+//! Every flag can also be set through the environment, `LLM_RENDER_<FLAG>` (the flag's name
+//! in upper case, `-` as `_`; `--derender-state-key` is `LLM_RENDER_STATE_KEY`); a flag
+//! given on the command line wins. Repeatable flags take a comma-separated list there.
+//!
+//! Startup, in order: flag values are checked (a bad one exits 2, as clap's own errors);
+//! the address is bound (a port in use fails now, before anything loads); the models load;
+//! the socket listens and the server serves. Any failure after the checks exits 1.
 
 use super::args::{ModelArgs, ParserArgs};
 use crate::render::RenderOptions;
 use crate::server::{self, AppState, ServerConfig};
+use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 use std::time::Duration;
 
@@ -16,44 +25,62 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8000, env = "LLM_RENDER_PORT")]
     pub port: u16,
     /// Largest accepted request body; larger bodies get a 413.
-    #[arg(long, default_value_t = 32 * 1024 * 1024)]
+    #[arg(long, default_value_t = 32 * 1024 * 1024, env = "LLM_RENDER_MAX_BODY_BYTES")]
     pub max_body_bytes: usize,
     /// Per-request time limit; slower requests get a 504.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, env = "LLM_RENDER_REQUEST_TIMEOUT_SECS")]
     pub request_timeout_secs: f64,
     /// Closes a connection whose next request head has not fully arrived this long after
     /// the server began to wait for it: idle keep-alive connections and slow-header clients
     /// (0: never).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(
+        long,
+        default_value_t = 30.0,
+        env = "LLM_RENDER_HEADER_READ_TIMEOUT_SECS"
+    )]
     pub header_read_timeout_secs: f64,
     /// Requests served at once; more get an immediate 503.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, env = "LLM_RENDER_MAX_CONCURRENCY")]
     pub max_concurrency: usize,
     /// Bodies up to this size render inline on the async worker; larger ones (and
     /// request-supplied templates) on the blocking pool.
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, default_value_t = 64 * 1024, env = "LLM_RENDER_INLINE_MAX_BYTES")]
     pub inline_max_bytes: usize,
     /// Offloaded renders (large bodies: images, long prompts) run at once; more wait for a
     /// slot within the request timeout [default: the number of cores].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_MAX_BLOCKING_RENDERS")]
     pub max_blocking_renders: Option<usize>,
     /// How requests are scheduled on cores. `per-core`: one single-threaded runtime per
     /// worker, each connection served by one worker (fewest open connections first), with no
     /// cross-core wakeups: less CPU per request (docs/performance.md). `work-stealing`:
     /// tokio's multi-thread runtime, which balances requests instead of connections.
-    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore)]
+    #[arg(long, value_enum, default_value_t = RuntimeKind::PerCore, env = "LLM_RENDER_RUNTIME")]
     pub runtime: RuntimeKind,
     /// Milliseconds that memory the server frees is kept for reuse before it is returned to
     /// the OS; -1: kept for good. The allocator's own 1 s costs more CPU per chat turn in
     /// page faults (docs/performance.md).
-    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, env = "LLM_RENDER_MEMORY_RELEASE_MS")]
     pub memory_release_ms: i64,
     /// Worker threads serving connections [default: the cores this process may use].
-    #[arg(long)]
+    #[arg(long, env = "LLM_RENDER_WORKERS")]
     pub workers: Option<usize>,
-    /// Log format on stderr; the level comes from RUST_LOG (default `info`).
-    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    /// Log format on stderr; the level comes from RUST_LOG (default `info`). Text is
+    /// coloured only on a terminal (and without NO_COLOR); JSON is one object per line, the
+    /// event's fields at the top level.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, env = "LLM_RENDER_LOG_FORMAT")]
     pub log_format: LogFormat,
+    /// Log one line per request (method, path, status, duration_ms, bytes_in, bytes_out) at
+    /// INFO on the `llm_render::access` target.
+    #[arg(long, env = "LLM_RENDER_ACCESS_LOG", value_parser = BoolishValueParser::new())]
+    pub access_log: bool,
+    /// After SIGTERM or Ctrl-C, seconds the server goes on accepting and serving, with
+    /// /health answering 503, so load balancers stop sending before the listener closes.
+    #[arg(long, default_value_t = 5.0, env = "LLM_RENDER_DRAIN_DELAY_SECS")]
+    pub drain_delay_secs: f64,
+    /// Seconds from SIGTERM or Ctrl-C to the exit, at most: connections still open then are
+    /// cut (the drain delay included; a second signal exits at once).
+    #[arg(long, default_value_t = 25.0, env = "LLM_RENDER_DRAIN_TIMEOUT_SECS")]
+    pub drain_timeout_secs: f64,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -99,16 +126,20 @@ pub struct EngineArgs {
     #[arg(long, default_value_t = 1, env = "LLM_RENDER_ENGINE_RETRIES")]
     pub engine_retries: u32,
     /// The longest event accepted from the engine.
-    #[arg(long, default_value_t = 16 << 20)]
+    #[arg(long, default_value_t = 16 << 20, env = "LLM_RENDER_ENGINE_MAX_EVENT_BYTES")]
     pub engine_max_event_bytes: usize,
     /// How often the engine's readiness is probed for `/health`.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        env = "LLM_RENDER_ENGINE_HEALTH_INTERVAL_SECS"
+    )]
     pub engine_health_interval_secs: f64,
 }
 
 impl EngineArgs {
-    /// The engine client, when `--engine` is set.
-    pub fn engine(&self) -> anyhow::Result<Option<std::sync::Arc<crate::engine::Engine>>> {
+    /// The engine's settings, when `--engine` is set; checks the values, starts nothing.
+    fn config(&self) -> anyhow::Result<Option<crate::engine::EngineConfig>> {
         let Some(url) = &self.engine else {
             return Ok(None);
         };
@@ -148,9 +179,7 @@ impl EngineArgs {
         )?;
         cfg.retries = self.engine_retries;
         cfg.max_event_bytes = self.engine_max_event_bytes.max(1024);
-        let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
-        engine.watch_health()?;
-        Ok(Some(engine))
+        Ok(Some(cfg))
     }
 }
 
@@ -166,51 +195,116 @@ pub enum LogFormat {
     Json,
 }
 
+/// Logs on stderr: coloured text only on a terminal (without `NO_COLOR`), or JSON lines
+/// with the event's fields at the top level and never a colour code.
 fn init_logging(format: LogFormat) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(colour).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_ansi(false)
+            .try_init(),
+    };
 }
 
-pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging(args.log_format);
-    if !(args.header_read_timeout_secs >= 0.0 && args.header_read_timeout_secs.is_finite()) {
-        anyhow::bail!("--header-read-timeout-secs must be a number of seconds, 0 or more");
-    }
+/// Every flag value `serve` checks before it starts anything.
+struct Checked {
+    request_timeout: Duration,
+    header_read_timeout: Option<Duration>,
+    drain_delay: Duration,
+    drain_timeout: Duration,
+    workers: usize,
+    engine: Option<crate::engine::EngineConfig>,
+}
+
+/// Refuses flag values that cannot work, naming the flag.
+fn check(args: &ServeArgs) -> anyhow::Result<Checked> {
+    let secs = |v: f64, flag: &str| {
+        Duration::try_from_secs_f64(v)
+            .map_err(|_| anyhow::anyhow!("{flag} must be a number of seconds, 0 or more"))
+    };
+    let header_read_timeout = secs(args.header_read_timeout_secs, "--header-read-timeout-secs")?;
     if args.memory_release_ms < -1 {
         anyhow::bail!("--memory-release-ms must be -1 (never) or a number of milliseconds");
     }
-    if !(args.request_timeout_secs > 0.0 && args.request_timeout_secs.is_finite()) {
+    let request_timeout = secs(args.request_timeout_secs, "--request-timeout-secs")?;
+    if request_timeout.is_zero() {
         anyhow::bail!("--request-timeout-secs must be a positive number");
     }
-    args.model.check()?;
+    let drain_delay = secs(args.drain_delay_secs, "--drain-delay-secs")?;
+    let drain_timeout = secs(args.drain_timeout_secs, "--drain-timeout-secs")?;
+    if drain_delay > drain_timeout {
+        anyhow::bail!(
+            "--drain-delay-secs ({}) must not be longer than --drain-timeout-secs ({}), which bounds the whole shutdown",
+            args.drain_delay_secs,
+            args.drain_timeout_secs
+        );
+    }
+    let workers = match args.workers {
+        Some(0) => anyhow::bail!("--workers must be at least 1"),
+        Some(n) => n,
+        None => crate::server::available_cores(),
+    };
     args.parsers.check()?;
+    Ok(Checked {
+        request_timeout,
+        header_read_timeout: (!header_read_timeout.is_zero()).then_some(header_read_timeout),
+        drain_delay,
+        drain_timeout,
+        workers,
+        engine: args.engine.config()?,
+    })
+}
+
+/// Runs `serve`. A bad flag value is an `Err` (exit 2, from `main`); a failure once the
+/// server starts (port in use, a model that does not load) is logged and exits 1.
+pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    let checked = check(&args)?;
+    init_logging(args.log_format);
+    match serve(args, checked) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            tracing::error!("{e:#}");
+            Ok(1)
+        }
+    }
+}
+
+fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
+    // The port first: taken, it fails now rather than after the models have loaded.
+    let bound = server::bind(&args.host, args.port)?;
+    tracing::info!(address = %bound.local_addr(), "address bound; loading models");
+    args.model.check()?;
     let loading = std::time::Instant::now();
     let models = args.model.load()?;
     let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
-        if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
-            tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
-        }
-        if let Some(reason) = m.decoder.off_reason() {
-            tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
-        }
+        warn_of_gaps(m);
     }
+    let engine = match checked.engine {
+        Some(cfg) => {
+            let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
+            engine.watch_health()?;
+            Some(engine)
+        }
+        None => None,
+    };
     let config = ServerConfig {
         max_body_bytes: args.max_body_bytes,
-        request_timeout: Duration::try_from_secs_f64(args.request_timeout_secs)
-            .map_err(|e| anyhow::anyhow!("--request-timeout-secs: {e}"))?,
-        header_read_timeout: (args.header_read_timeout_secs > 0.0)
-            .then(|| Duration::try_from_secs_f64(args.header_read_timeout_secs))
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("--header-read-timeout-secs: {e}"))?,
+        request_timeout: checked.request_timeout,
+        header_read_timeout: checked.header_read_timeout,
         max_concurrency: args.max_concurrency,
         inline_max_bytes: args.inline_max_bytes,
         max_blocking_renders: args
@@ -222,7 +316,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..args.model.render_options()
         },
         derender: args.parsers.derender_config(),
-        engine: args.engine.engine()?,
+        engine,
+        access_log: args.access_log,
+        drain_delay: checked.drain_delay,
+        drain_timeout: checked.drain_timeout,
     };
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
@@ -230,15 +327,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::new(models, config)?;
     crate::protocol::fast_json::warm();
     crate::server::memory::set_release_delay(args.memory_release_ms);
-    let workers = match args.workers {
-        Some(0) => anyhow::bail!("--workers must be at least 1"),
-        Some(n) => n,
-        None => crate::server::available_cores(),
-    };
-    let addr = format!("{}:{}", args.host, args.port);
-    let listener = std::net::TcpListener::bind(&addr)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
-    tracing::info!(runtime = ?args.runtime, workers, "listening on http://{}", listener.local_addr()?);
+    let workers = checked.workers;
+    let addr = bound.local_addr();
+    let listener = bound.listen()?;
+    tracing::info!(runtime = ?args.runtime, workers, version = env!("CARGO_PKG_VERSION"), git_sha = env!("LLM_RENDER_GIT_SHA"), "listening on http://{addr}");
     match args.runtime {
         RuntimeKind::PerCore => server::serve_per_core(listener, state, workers)?,
         RuntimeKind::WorkStealing => {
@@ -246,13 +338,34 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .worker_threads(workers)
                 .enable_all()
                 .build()?;
-            rt.block_on(async move {
+            let served = rt.block_on(async move {
                 listener.set_nonblocking(true)?;
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 server::serve_work_stealing(listener, state).await
-            })?;
+            });
+            // Renders of requests already gone may still run on the blocking pool: they stop
+            // at their next cancellation check, unwaited.
+            rt.shutdown_background();
+            served?;
         }
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Warns, one line each, of what a model lacks that requests will miss.
+fn warn_of_gaps(m: &crate::model::Model) {
+    if let crate::tokenize::Backend::Reference(reason) = m.encoder.backend() {
+        tracing::warn!(model = %m.name, "fast tokenizer off, using tokenizers: {reason}");
+    }
+    if let Some(reason) = m.decoder.off_reason() {
+        tracing::info!(model = %m.name, "decoding through tokenizers: {reason}");
+    }
+    // A Harmony model (gpt-oss) renders chats without a template.
+    if m.templates.is_empty() && m.harmony.is_none() {
+        tracing::warn!(model = %m.name, "no chat template: chat requests get a 400 (give one with --chat-template, or render completions)");
+    }
+    if m.eos_token_ids.is_empty() {
+        tracing::warn!(model = %m.name, "no EOS token ids (generation_config.json's eos_token_id, tokenizer_config.json's eos_token): derender stops at no token of its own");
+    }
 }

@@ -39,9 +39,9 @@ impl Bundle<'_> {
             Bundle::Dir(dir) => match std::fs::read(dir.join(file)) {
                 Ok(b) => Ok(Some(b)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(source) => Err(LoadError::Io {
+                Err(error) => Err(LoadError::Io {
                     path: self.describe(file),
-                    source,
+                    error,
                 }),
             },
             Bundle::Embedded => Ok(match file {
@@ -61,9 +61,9 @@ impl Bundle<'_> {
     ) -> Result<T, LoadError> {
         match self.read(file)? {
             None => Ok(T::default()),
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|error| LoadError::Json {
                 path: self.describe(file),
-                source,
+                error,
             }),
         }
     }
@@ -76,9 +76,9 @@ impl Bundle<'_> {
             let mut b = Vec::new();
             flate2::read::GzDecoder::new(gz.as_slice())
                 .read_to_end(&mut b)
-                .map_err(|source| LoadError::Io {
+                .map_err(|error| LoadError::Io {
                     path: self.describe("tokenizer.json.gz"),
-                    source,
+                    error,
                 })?;
             ("tokenizer.json.gz", b)
         } else {

@@ -1,5 +1,6 @@
 //! A served model: tokenizer, compiled chat templates, special tokens and generation defaults,
-//! loaded from a Hugging Face snapshot folder or from the bundle embedded in the binary.
+//! loaded from a Hugging Face snapshot folder (given, or found in the local Hub cache by its
+//! Hub id: `hub.rs`) or from the bundle embedded in the binary.
 //!
 //! Files read (docs/api.md, "Process"):
 //! * `tokenizer.json`, or `tokenizer.json.gz`;
@@ -16,6 +17,7 @@ mod architecture;
 mod bundle;
 mod config;
 mod harmony;
+pub mod hub;
 mod registry;
 
 pub use architecture::{dtype_bytes, Architecture, KvLayout};
@@ -35,15 +37,14 @@ use tokenizers::Tokenizer;
 
 #[derive(Debug, Error)]
 pub enum LoadError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: invalid JSON: {source}")]
+    // The causes are fields named `error`, not `source`: they are part of the message, and
+    // a `source` would print them a second time in anyhow's `{:#}` chain.
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: invalid JSON: {error}")]
     Json {
         path: String,
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     #[error("{0}: no tokenizer.json or tokenizer.json.gz")]
     NoTokenizer(String),
@@ -53,6 +54,16 @@ pub enum LoadError {
     Template(#[from] TemplateLoadError),
     #[error("bad --model value {0:?}: expected PATH or NAME=PATH")]
     BadSpec(String),
+    #[error("{0} does not exist")]
+    Missing(String),
+    #[error("{0} is not a folder (a model is a Hugging Face snapshot folder)")]
+    NotAFolder(String),
+    #[error(
+        "{id} does not exist as a folder, and is not in the Hugging Face cache: {why}; \
+         download it with `huggingface-cli download {id} --include '*.json' '*.jinja'` \
+         (the tokenizer and configs: the weights are not needed)"
+    )]
+    NotInHubCache { id: String, why: String },
     #[error("model name {0:?} is given twice")]
     Duplicate(String),
     #[error("{0}: loading it panicked")]
@@ -340,9 +351,9 @@ fn read_config(bundle: &Bundle) -> Result<(ModelConfig, Option<Architecture>), L
     let Some(bytes) = bundle.read("config.json")? else {
         return Ok((ModelConfig::default(), None));
     };
-    let bad = |source| LoadError::Json {
+    let bad = |error| LoadError::Json {
         path: bundle.describe("config.json"),
-        source,
+        error,
     };
     let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(bad)?;
     let config = ModelConfig::deserialize(&json).map_err(bad)?;
@@ -374,31 +385,55 @@ fn template_sources(
     let Some(bytes) = bundle.read("chat_template.json")? else {
         return Ok(Vec::new());
     };
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|source| LoadError::Json {
-            path: bundle.describe("chat_template.json"),
-            source,
-        })?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| LoadError::Json {
+        path: bundle.describe("chat_template.json"),
+        error,
+    })?;
     Ok(v.get("chat_template")
         .and_then(|s| s.as_str())
         .map(|s| vec![("default".into(), s.to_string())])
         .unwrap_or_default())
 }
 
-/// Parses a `--model` value: `NAME=PATH`, or `PATH` (named after the folder).
+/// Parses a `--model` value, `[NAME=]PATH` or `[NAME=]ORG/REPO`, into the served name and
+/// the folder to load. A path that exists is that folder, served under its own name by
+/// default; otherwise a Hugging Face Hub id is looked up in the local Hub cache (`hub.rs`),
+/// served under the id by default, as vLLM does.
 pub fn parse_model_spec(spec: &str) -> Result<(String, PathBuf), LoadError> {
-    let (name, path) = match spec.split_once('=') {
-        Some((n, p)) if !n.is_empty() && !p.is_empty() => (n.to_string(), PathBuf::from(p)),
+    let (name, given) = match spec.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => (Some(n), p),
         Some(_) => return Err(LoadError::BadSpec(spec.into())),
-        None => {
-            let p = PathBuf::from(spec);
-            let name = p
+        None => (None, spec),
+    };
+    let path = Path::new(given);
+    let exists = path.try_exists().map_err(|error| LoadError::Io {
+        path: given.into(),
+        error,
+    })?;
+    if exists {
+        if !path.is_dir() {
+            return Err(LoadError::NotAFolder(given.into()));
+        }
+        let name = match name {
+            Some(n) => n.to_string(),
+            None => path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| LoadError::BadSpec(spec.into()))?;
-            (name, p)
-        }
-    };
-    Ok((name, path))
+                .ok_or_else(|| LoadError::BadSpec(spec.into()))?,
+        };
+        return Ok((name, path.to_path_buf()));
+    }
+    if !hub::is_repo_id(given) {
+        return Err(LoadError::Missing(given.into()));
+    }
+    let snapshot = match hub::cache_dir() {
+        Some(cache) => hub::snapshot(&cache, given),
+        None => Err("there is no cache folder (set HF_HUB_CACHE or HF_HOME)".into()),
+    }
+    .map_err(|why| LoadError::NotInHubCache {
+        id: given.into(),
+        why,
+    })?;
+    Ok((name.unwrap_or(given).to_string(), snapshot))
 }

@@ -1,5 +1,6 @@
 //! Which handler serves a request, and what every request passes through on its way:
-//! metrics and a debug log line (every route) → for the work routes, a guard that answers
+//! metrics, a debug log line and the access log when on (every route; `access.rs`), and
+//! `Connection: close` once the server drains → for the work routes, a guard that answers
 //! 503 at once when `--max-concurrency` requests are in flight and 504 past the request
 //! timeout → the body, read up to `--max-body-bytes` (413 past it) → the handler.
 //!
@@ -10,6 +11,7 @@
 //! costs two boxed futures: the connection's and its handler's. The handlers (`routes.rs`)
 //! still answer with axum's response types.
 
+use super::access;
 use super::routes;
 use super::transport::ConnectionWatch;
 use super::{ApiError, AppState};
@@ -21,6 +23,7 @@ use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
@@ -130,6 +133,10 @@ pub(crate) static ROUTES: &[Route] = &[
         handler: Handler::Info(|st| routes::health(st).into_response()),
     },
     Route {
+        path: "/live",
+        handler: Handler::Info(|_| routes::live().into_response()),
+    },
+    Route {
         path: "/v1/models",
         handler: Handler::Info(|st| routes::models(st).into_response()),
     },
@@ -174,11 +181,22 @@ pub(crate) struct Dispatcher {
     /// The connection's header-read timeout (`server::transport::deadlines`), told when a request
     /// arrives and when its response has been sent.
     watch: Option<Arc<ConnectionWatch>>,
+    /// Set once the connection's first request head has been read (shutdown closes such a
+    /// connection when idle; one that has sent nothing yet is left to send its request).
+    started: Arc<AtomicBool>,
 }
 
 impl Dispatcher {
-    pub(crate) fn new(state: Arc<AppState>, watch: Option<Arc<ConnectionWatch>>) -> Self {
-        Dispatcher { state, watch }
+    pub(crate) fn new(
+        state: Arc<AppState>,
+        watch: Option<Arc<ConnectionWatch>>,
+        started: Arc<AtomicBool>,
+    ) -> Self {
+        Dispatcher {
+            state,
+            watch,
+            started,
+        }
     }
 }
 
@@ -192,17 +210,36 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
         if let Some(w) = &self.watch {
             w.request_started();
         }
+        self.started.store(true, Ordering::Relaxed);
         let state = self.state.clone();
         let watch = self.watch.clone();
         Box::pin(async move {
-            let resp = dispatch(&state, req).await;
-            Ok(resp.map(|body| ResponseBody { body, watch }))
+            let mut access = state
+                .config
+                .access_log
+                .then(|| access::Entry::start(req.method(), req.uri().path()));
+            let mut bytes_in = 0;
+            let mut resp = dispatch(&state, req, &mut bytes_in).await;
+            if let Some(entry) = &mut access {
+                entry.answered(resp.status().as_u16(), bytes_in);
+            }
+            if state.is_draining() {
+                // Keep-alive clients reconnect, through their load balancer, elsewhere.
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok(resp.map(|body| ResponseBody {
+                body,
+                watch,
+                access,
+            }))
         })
     }
 }
 
-/// Routes `req`, counted in the request metrics whatever its answer.
-async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
+/// Routes `req`, counted in the request metrics whatever its answer; `bytes_in` is set to
+/// the length of the body when it is read.
+async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>, bytes_in: &mut u64) -> Response {
     let method = req.method().clone();
     let route = Route::find(req.uri().path());
     let flight = InFlight::start(state, route.map_or("unmatched", |r| r.path));
@@ -219,8 +256,8 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
             resp
         }
         Some(route) => match route.handler {
-            Handler::Work(handler) => guarded(state, req.into_body(), handler).await,
-            Handler::Front(handler) => front(state, req.into_body(), handler).await,
+            Handler::Work(handler) => guarded(state, req.into_body(), handler, bytes_in).await,
+            Handler::Front(handler) => front(state, req.into_body(), handler, bytes_in).await,
             Handler::Info(handler) => handler(state),
         },
     };
@@ -230,11 +267,12 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>) -> Response {
 
 /// A work route's `handler` behind the guard: 503 at once when `--max-concurrency` requests
 /// are already being served, 504 when one takes longer than `--request-timeout-secs`
-/// (reading its body included).
+/// (reading its body included). `bytes_in`: the body's length, once read.
 async fn guarded(
     state: &Arc<AppState>,
     body: Incoming,
     handler: fn(Arc<AppState>, Bytes) -> Answer,
+    bytes_in: &mut u64,
 ) -> Response {
     let Ok(_permit) = state.permits.try_acquire() else {
         return at_capacity(state);
@@ -242,7 +280,10 @@ async fn guarded(
     let limit = state.config.request_timeout;
     let work = async {
         match read_body(body, state.config.max_body_bytes).await {
-            Ok(bytes) => handler(state.clone(), bytes).await,
+            Ok(bytes) => {
+                *bytes_in = bytes.len() as u64;
+                handler(state.clone(), bytes).await
+            }
             Err(e) => e.into_response(),
         }
     };
@@ -260,11 +301,13 @@ async fn guarded(
 }
 
 /// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
-/// the body read within the request timeout; the handler keeps the slot.
+/// the body read within the request timeout; the handler keeps the slot. `bytes_in`: the
+/// body's length, once read.
 async fn front(
     state: &Arc<AppState>,
     body: Incoming,
     handler: fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer,
+    bytes_in: &mut u64,
 ) -> Response {
     let Ok(permit) = state.permits.clone().try_acquire_owned() else {
         return at_capacity(state);
@@ -275,7 +318,10 @@ async fn front(
         .timeout(limit, read_body(body, state.config.max_body_bytes))
         .await
     {
-        Ok(Ok(bytes)) => handler(state.clone(), bytes, permit).await,
+        Ok(Ok(bytes)) => {
+            *bytes_in = bytes.len() as u64;
+            handler(state.clone(), bytes, permit).await
+        }
         Ok(Err(e)) => e.into_response(),
         Err(_) => ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -319,10 +365,12 @@ async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
 }
 
 /// A response body that tells the connection's watch when hyper is done with it (has
-/// written it, or dropped it with the connection).
+/// written it, or dropped it with the connection), and writes the access log line then.
 pub(crate) struct ResponseBody {
     body: Body,
     watch: Option<Arc<ConnectionWatch>>,
+    /// With `--access-log`: the request's line, which counts the bytes sent.
+    access: Option<Box<access::Entry>>,
 }
 
 impl http_body::Body for ResponseBody {
@@ -333,7 +381,14 @@ impl http_body::Body for ResponseBody {
         mut self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if let (Some(entry), std::task::Poll::Ready(Some(Ok(frame)))) = (&mut self.access, &polled)
+        {
+            if let Some(data) = frame.data_ref() {
+                entry.sent(data.len());
+            }
+        }
+        polled
     }
 
     fn is_end_stream(&self) -> bool {

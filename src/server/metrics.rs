@@ -145,6 +145,18 @@ impl Metrics {
             ),
             &["model"],
         )?;
+        // `llm_render_build_info{version, git_sha} 1`: which build a series came from.
+        let build_info = IntGaugeVec::new(
+            Opts::new(
+                "build_info",
+                "The running build: its version and git commit (build.rs), always 1",
+            ),
+            &["version", "git_sha"],
+        )?;
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION"), env!("LLM_RENDER_GIT_SHA")])
+            .set(1);
+        registry.register(Box::new(build_info))?;
         registry.register(Box::new(continuations.clone()))?;
         registry.register(Box::new(bridged_tokens.clone()))?;
         registry.register(Box::new(prompt_cache.clone()))?;

@@ -9,8 +9,11 @@
 //!
 //! Two ways to run it: [`serve_per_core`] (the default; one single-threaded runtime per
 //! worker, see `transport/runtime.rs` for why) and [`serve_work_stealing`] on a tokio multi-thread
-//! runtime; both serve each connection the same way.
+//! runtime; both serve each connection the same way, and both stop the same way: readiness
+//! off, a drain delay, then every queued and open connection answered
+//! (`transport/shutdown.rs`).
 
+mod access;
 mod dispatch;
 mod error;
 mod front;
@@ -20,11 +23,13 @@ mod transport;
 
 pub use error::ApiError;
 pub use metrics::Metrics;
+pub use transport::listener::{bind, BindError, Bound};
 pub use transport::memory;
 pub use transport::{serve_per_core, serve_per_core_until, serve_work_stealing};
 
 use crate::model::ModelRegistry;
 use crate::render::RenderOptions;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -52,6 +57,14 @@ pub struct ServerConfig {
     /// `--engine`: the engine the front door (`/v1/chat/completions`, `/v1/completions`)
     /// sends rendered requests to; `None`: no front door.
     pub engine: Option<Arc<crate::engine::Engine>>,
+    /// `--access-log`: one INFO line per request on the `llm_render::access` target.
+    pub access_log: bool,
+    /// After a stop signal, how long the server goes on accepting and serving (with
+    /// `/health` answering 503) before it closes the listener (`transport/shutdown.rs`).
+    pub drain_delay: Duration,
+    /// The bound of the whole shutdown, from the signal: connections still open then are
+    /// cut.
+    pub drain_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -66,6 +79,9 @@ impl Default for ServerConfig {
             render: RenderOptions::default(),
             derender: Default::default(),
             engine: None,
+            access_log: false,
+            drain_delay: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(25),
         }
     }
 }
@@ -96,6 +112,8 @@ pub struct AppState {
     permits: Arc<Semaphore>,
     /// Slots for offloaded renders (`max_blocking_renders`).
     pub(crate) blocking_permits: Arc<Semaphore>,
+    /// Set at the stop signal: `/health` answers 503 and responses close their connection.
+    draining: AtomicBool,
 }
 
 impl AppState {
@@ -107,7 +125,7 @@ impl AppState {
             .map_or(config.request_timeout, |h| h.min(config.request_timeout));
         let model_names: Vec<&str> = models.models().iter().map(|m| m.name.as_str()).collect();
         let routes: Vec<&str> = dispatch::ROUTES.iter().map(|r| r.path).collect();
-        let metrics = Metrics::new(&routes, &model_names)?;
+        let metrics = Metrics::new(&routes, &model_names).map_err(StateError::Metrics)?;
         Ok(Arc::new(AppState {
             models,
             metrics,
@@ -115,15 +133,28 @@ impl AppState {
             config,
             permits,
             blocking_permits,
+            draining: AtomicBool::new(false),
         }))
+    }
+
+    /// Whether a stop signal has come (the server drains, and is not ready).
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Turns the server not ready: `/health` answers 503 from now on, and every response
+    /// closes its connection.
+    pub(crate) fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
     }
 }
 
 /// Why the server state could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
+    /// Not `#[from]`: a source would repeat the message in anyhow's `{:#}` chain.
     #[error("metrics: {0}")]
-    Metrics(#[from] prometheus::Error),
+    Metrics(prometheus::Error),
     #[error("cannot start the timeout thread: {0}")]
     Thread(std::io::Error),
 }

@@ -488,7 +488,16 @@ pub fn models(st: &AppState) -> Json<ModelList> {
 /// `GET /health`: 200 when the server serves; with `--engine`, 503 while the engine's
 /// last readiness probe failed, so a Kubernetes readiness probe takes the pod out of
 /// rotation with its engine.
+/// Readiness: 200 while the server should get traffic; 503 once it drains after a stop
+/// signal, and with `--engine` while the engine's last readiness probe failed.
 pub fn health(st: &AppState) -> axum::response::Response {
+    if st.is_draining() {
+        return ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is shutting down",
+        )
+        .into_response();
+    }
     match &st.config.engine {
         Some(engine) if !engine.ready() => {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the engine is not ready")
@@ -496,6 +505,12 @@ pub fn health(st: &AppState) -> axum::response::Response {
         }
         _ => StatusCode::OK.into_response(),
     }
+}
+
+/// Liveness: 200 whenever the process answers at all (draining, or with the engine down,
+/// included), so a liveness probe restarts only a server that has stopped answering.
+pub fn live() -> impl IntoResponse {
+    Json(serde_json::json!({"status": "ok"}))
 }
 
 pub fn metrics(st: &AppState) -> impl IntoResponse {

@@ -12,10 +12,12 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum TemplateLoadError {
-    #[error("chat template {name:?} does not compile: {source:#}")]
+    /// `error` is not a `source`: it is in the message already, which anyhow's `{:#}`
+    /// would otherwise repeat.
+    #[error("chat template {name:?} does not compile: {error:#}")]
     Compile {
         name: String,
-        source: minijinja::Error,
+        error: minijinja::Error,
     },
 }
 
@@ -65,17 +67,17 @@ impl ChatTemplates {
         templates: Vec<(String, String)>,
         fuel: Option<u64>,
     ) -> Result<Self, TemplateLoadError> {
-        let mut env = new_environment(fuel).map_err(|source| TemplateLoadError::Compile {
+        let mut env = new_environment(fuel).map_err(|error| TemplateLoadError::Compile {
             name: String::new(),
-            source,
+            error,
         })?;
         let mut entries = Vec::with_capacity(templates.len());
         for (name, source) in templates {
             let format = ContentFormat::detect(&source);
             env.add_template_owned(name.clone(), strip_generation_tags(&source))
-                .map_err(|source| TemplateLoadError::Compile {
+                .map_err(|error| TemplateLoadError::Compile {
                     name: name.clone(),
-                    source,
+                    error,
                 })?;
             let native = NativeTemplate::detect(&source);
             entries.push(Entry {

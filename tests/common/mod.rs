@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod engine;
+pub mod process;
 pub mod sidecar;
 
 use llm_render::model::{LoadOptions, Model, ModelRegistry};

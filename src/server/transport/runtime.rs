@@ -21,17 +21,18 @@
 //! pool, so a busy connection delays its worker's other connections by at most that much.
 //! `--runtime work-stealing` ([`serve_work_stealing`]) restores the multi-thread runtime.
 //!
-//! Shutdown: on SIGTERM or Ctrl-C the acceptor stops, every connection finishes the
-//! request it is serving and closes (hyper's graceful shutdown), and the process exits
-//! when the last one has.
+//! Shutdown (`shutdown.rs`): on SIGTERM or Ctrl-C the server turns not ready, serves on for
+//! the drain delay, then closes the listener after taking every queued connection; each
+//! connection finishes its request and closes, and the process exits when the last one has,
+//! or at the drain timeout.
 
+use super::shutdown::{accept_until_closed, finish, Shutdown};
 use crate::server::dispatch::Dispatcher;
 use crate::server::AppState;
 use hyper_util::rt::TokioIo;
 use std::pin::pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 /// One worker as the acceptor sees it.
@@ -39,17 +40,16 @@ struct Worker {
     connections: mpsc::UnboundedSender<std::net::TcpStream>,
     /// Connections open on this worker (incremented here, decremented by the connection).
     open: Arc<AtomicUsize>,
-    thread: std::thread::JoinHandle<()>,
 }
 
 /// Serves `listener` on `workers` single-threaded runtimes until SIGTERM or Ctrl-C, then
-/// drains in-flight requests. Blocks the calling thread, which becomes the acceptor.
+/// drains (`shutdown.rs`). Blocks the calling thread, which becomes the acceptor.
 pub fn serve_per_core(
     listener: std::net::TcpListener,
     state: Arc<AppState>,
     workers: usize,
 ) -> std::io::Result<()> {
-    serve_per_core_until(listener, state, workers, shutdown_signal())
+    serve_per_core_with(listener, state, workers, Shutdown::signals())
 }
 
 /// [`serve_per_core`] until `shutdown` completes instead of a signal (tests serve through
@@ -58,12 +58,24 @@ pub fn serve_per_core_until(
     listener: std::net::TcpListener,
     state: Arc<AppState>,
     workers: usize,
-    shutdown: impl std::future::Future<Output = ()>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_per_core_with(listener, state, workers, Shutdown::on(shutdown))
+}
+
+fn serve_per_core_with(
+    listener: std::net::TcpListener,
+    state: Arc<AppState>,
+    workers: usize,
+    mut stop: Shutdown,
 ) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let (stop_tx, stop_rx) = watch::channel(false);
+    // Each worker holds a sender; the receiver sees the channel close when all have ended.
+    let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     let workers = workers.max(1);
     let mut pool = Vec::with_capacity(workers);
+    let mut threads = Vec::with_capacity(workers);
     for i in 0..workers {
         let (tx, rx) = mpsc::unbounded_channel();
         let open = Arc::new(AtomicUsize::new(0));
@@ -75,103 +87,108 @@ pub fn serve_per_core_until(
             state: state.clone(),
             open: open.clone(),
             stop: stop_rx.clone(),
+            _done: done_tx.clone(),
         };
-        let thread = std::thread::Builder::new()
-            .name(format!("llm-render-worker-{i}"))
-            .spawn(move || rt.block_on(worker.run()))?;
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("llm-render-worker-{i}"))
+                .spawn(move || {
+                    rt.block_on(worker.run());
+                    // Renders of requests already gone may still run on the blocking pool:
+                    // they stop at their next cancellation check, unwaited.
+                    rt.shutdown_background();
+                })?,
+        );
         pool.push(Worker {
             connections: tx,
             open,
-            thread,
         });
     }
+    drop(done_tx);
 
     let acceptor = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let accepted = acceptor.block_on(accept_loop(listener, &pool, shutdown));
-    let _ = stop_tx.send(true);
-    for worker in pool {
-        drop(worker.connections);
-        if worker.thread.join().is_err() {
-            tracing::error!("a worker thread panicked during shutdown");
+    let opens: Vec<Arc<AtomicUsize>> = pool.iter().map(|w| w.open.clone()).collect();
+    let drained = acceptor.block_on(async move {
+        let deadline =
+            accept_until_closed(listener, &state, &mut stop, |stream| hand(&pool, stream)).await?;
+        // Every queued connection is with its worker: now each finishes and closes, and each
+        // worker ends once it has no connection left and will get none.
+        let _ = stop_tx.send(true);
+        drop(pool);
+        let open = || {
+            opens
+                .iter()
+                .map(|o| o.load(Ordering::Relaxed))
+                .sum::<usize>()
+        };
+        let drained = async {
+            done_rx.recv().await;
+        };
+        Ok::<bool, std::io::Error>(finish(drained, deadline, &mut stop, open).await)
+    })?;
+    // Cut short, the workers are left to the process's exit.
+    if drained {
+        for thread in threads {
+            if thread.join().is_err() {
+                tracing::error!("a worker thread panicked during shutdown");
+            }
         }
     }
-    accepted
+    Ok(())
 }
 
-/// Accepts until `shutdown`, handing each connection to the least-loaded worker.
-async fn accept_loop(
-    listener: std::net::TcpListener,
-    pool: &[Worker],
-    shutdown: impl std::future::Future<Output = ()>,
-) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::from_std(listener)?;
-    accept_until_shutdown(&listener, shutdown, |stream| {
-        let stream = match stream.into_std() {
-            Ok(stream) => stream,
-            Err(e) => return tracing::warn!("cannot hand over a connection: {e}"),
-        };
-        let Some(worker) = pool.iter().min_by_key(|w| w.open.load(Ordering::Relaxed)) else {
-            return;
-        };
-        worker.open.fetch_add(1, Ordering::Relaxed);
-        if worker.connections.send(stream).is_err() {
-            // Its thread is gone (it cannot stop otherwise before shutdown): never pick it
-            // again.
-            worker.open.store(usize::MAX / 2, Ordering::Relaxed);
-            tracing::error!("a worker has stopped; dropping its new connection");
-        }
-    })
-    .await;
-    Ok(())
+/// Hands a new connection to the least-loaded worker.
+fn hand(pool: &[Worker], stream: std::net::TcpStream) {
+    let Some(worker) = pool.iter().min_by_key(|w| w.open.load(Ordering::Relaxed)) else {
+        return;
+    };
+    worker.open.fetch_add(1, Ordering::Relaxed);
+    if worker.connections.send(stream).is_err() {
+        // Its thread is gone (it cannot stop otherwise before shutdown): never pick it
+        // again.
+        worker.open.store(usize::MAX / 2, Ordering::Relaxed);
+        tracing::error!("a worker has stopped; dropping its new connection");
+    }
 }
 
 /// `--runtime work-stealing`: serves `listener` on the current multi-thread runtime, one task
 /// per connection, each served as the per-core workers serve theirs (header-read timeout,
 /// `TCP_NODELAY`, graceful shutdown). Returns when the last connection has drained after
-/// SIGTERM or Ctrl-C.
+/// SIGTERM or Ctrl-C, or at the drain timeout.
 pub async fn serve_work_stealing(
     listener: tokio::net::TcpListener,
     state: Arc<AppState>,
 ) -> std::io::Result<()> {
+    let mut stop = Shutdown::signals();
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
-    accept_until_shutdown(&listener, shutdown_signal(), |stream| {
-        // No connection count: the scheduler balances tasks here.
-        tasks.spawn(serve_connection(stream, state.clone(), stop_rx.clone(), ()));
+    let deadline = accept_until_closed(listener.into_std()?, &state, &mut stop, |stream| {
+        match tokio::net::TcpStream::from_std(stream) {
+            // No connection count: the scheduler balances tasks here.
+            Ok(stream) => {
+                tasks.spawn(serve_connection(stream, state.clone(), stop_rx.clone(), ()));
+            }
+            Err(e) => tracing::warn!("cannot register a connection: {e}"),
+        }
         // Reap finished connections so the set does not grow with the process lifetime.
         while tasks.try_join_next().is_some() {}
     })
-    .await;
+    .await?;
     let _ = stop_tx.send(true);
-    while tasks.join_next().await.is_some() {}
-    Ok(())
-}
-
-/// Accepts connections and gives each to `hand` until `shutdown` (SIGTERM or Ctrl-C when
-/// serving).
-async fn accept_until_shutdown(
-    listener: &tokio::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()>,
-    mut hand: impl FnMut(tokio::net::TcpStream),
-) {
-    let mut shutdown = pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            biased;
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => accepted,
-        };
-        match stream {
-            Ok((stream, _)) => hand(stream),
-            // Out of file descriptors or similar: back off instead of spinning, as axum does.
-            Err(e) => {
-                tracing::warn!("accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+    let open = std::sync::atomic::AtomicUsize::new(tasks.len());
+    let drained = async {
+        while tasks.join_next().await.is_some() {
+            open.store(tasks.len(), Ordering::Relaxed);
         }
-    }
+    };
+    finish(drained, deadline, &mut stop, || {
+        open.load(Ordering::Relaxed)
+    })
+    .await;
+    // Connections still open are dropped with their tasks when the runtime shuts down.
+    Ok(())
 }
 
 /// One worker's runtime: serves the connections the acceptor sends it.
@@ -179,21 +196,20 @@ struct WorkerLoop {
     incoming: mpsc::UnboundedReceiver<std::net::TcpStream>,
     state: Arc<AppState>,
     open: Arc<AtomicUsize>,
+    /// Set at shutdown, once every queued connection has been handed over: connections end
+    /// after their request.
     stop: watch::Receiver<bool>,
+    /// Dropped when the worker has ended (the acceptor waits for all).
+    _done: mpsc::Sender<()>,
 }
 
 impl WorkerLoop {
+    /// Serves every connection the acceptor sends, until it stops sending (shutdown) and the
+    /// last has closed. A connection that arrives after the stop is still served: its first
+    /// request is answered, then it closes.
     async fn run(mut self) {
         let mut tasks = tokio::task::JoinSet::new();
-        loop {
-            let stream = tokio::select! {
-                biased;
-                _ = self.stop.changed() => break,
-                stream = self.incoming.recv() => match stream {
-                    Some(stream) => stream,
-                    None => break,
-                },
-            };
+        while let Some(stream) = self.incoming.recv().await {
             let guard = OpenGuard(self.open.clone());
             match tokio::net::TcpStream::from_std(stream) {
                 Ok(stream) => {
@@ -238,43 +254,34 @@ async fn serve_connection(
         .config
         .header_read_timeout
         .map(|timeout| state.deadlines.watch(timeout));
-    let service = Dispatcher::new(state, watch.clone());
+    let started = Arc::new(AtomicBool::new(false));
+    let service = Dispatcher::new(state, watch.clone(), started.clone());
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.header_read_timeout(None);
     let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
-    let expired = async {
+    let mut expired = pin!(async {
         match &watch {
             Some(w) => w.expired().await,
             None => std::future::pending().await,
         }
-    };
+    });
     tokio::select! {
         biased;
         _ = conn.as_mut() => return,
         _ = stop.changed() => {}
         // Dropping the connection closes it, as hyper does when its own timer fires.
-        _ = expired => return,
+        _ = &mut expired => return,
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
-    tracing::info!("shutdown signal received; draining in-flight requests");
+    // The server drains, so every response from now on carries `Connection: close`, and the
+    // connection closes after its current (or first) request. Keep-alive off on top closes
+    // an idle connection now; but hyper also closes at once one that has read nothing yet,
+    // whose request may well be on its way (just accepted from the queue): that one is left
+    // to send it, within its header-read timeout.
+    if started.load(Ordering::Relaxed) {
+        conn.as_mut().graceful_shutdown();
+    }
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = &mut expired => {}
+    }
 }
