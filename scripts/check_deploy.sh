@@ -272,8 +272,9 @@ for name, docs in renders.items():
         for r in ("cpu", "memory"):
             check(r in res.get(kind, {}), f"{where}: resources.{kind}.{r} set")
     grace = spec["terminationGracePeriodSeconds"]
-    drain = int(env["LLM_RENDER_DRAIN_SECS"]["value"]) if "LLM_RENDER_DRAIN_SECS" in env else 0
-    check(grace > drain, f"{where}: grace {grace} s exceeds drain {drain} s")
+    drain = int(env["LLM_RENDER_DRAIN_DELAY_SECS"]["value"]) if "LLM_RENDER_DRAIN_DELAY_SECS" in env else 5
+    timeout = int(env["LLM_RENDER_DRAIN_TIMEOUT_SECS"]["value"]) if "LLM_RENDER_DRAIN_TIMEOUT_SECS" in env else 25
+    check(grace > timeout > drain, f"{where}: grace {grace} s > drain timeout {timeout} s > drain delay {drain} s")
     check("lifecycle" not in c, f"{where}: llm-render has no preStop hook")
     ann = pod["metadata"].get("annotations", {})
     if ann.get("prometheus.io/scrape") == "true":
