@@ -331,6 +331,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "granite",
+        help: "Granite 3.0/3.1: <|tool_call|> or <tool_call>, then [{\"name\", \"arguments\"}, …]",
+        model_patterns: &["granite-3"],
+        make: |_| marked(MarkedFamily::Granite),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "llama4_json",
         help: "Llama 4 with JSON calls: llama3_json's format (vLLM's second name for it)",
         model_patterns: &[],

@@ -1,5 +1,5 @@
-//! Tool calls between markers, with JSON arguments: one state machine for six families,
-//! each described by data ([`Spec`]).
+//! Tool calls between markers, with JSON arguments: one state machine for the families
+//! below, each described by data ([`Spec`]).
 //!
 //! | family | wire format |
 //! |---|---|
@@ -7,6 +7,7 @@
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
 //! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
 //! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
+//! | `granite` (Granite 3.0/3.1) | `<\|tool_call\|>` or `<tool_call>`, then `[{"name": "f", "arguments": {..}}, ..]`, no end marker |
 //! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
@@ -42,6 +43,9 @@ pub enum MarkedFamily {
     Granite4,
     /// Phi-4-mini: the text `functools` right before a Mistral-style array of calls.
     Phi4MiniJson,
+    /// Granite 3.0/3.1: `<|tool_call|>` (3.0's token) or `<tool_call>` (3.1's text), then a
+    /// Mistral-style array of calls that its `]` ends; run on vLLM's parser engine.
+    Granite,
     /// AI21 Jamba: a Mistral-style array of calls between `<tool_calls>` and `</tool_calls>`.
     Jamba,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
@@ -74,8 +78,24 @@ impl MarkedFamily {
     fn array_body(self) -> bool {
         matches!(
             self,
-            MarkedFamily::Mistral | MarkedFamily::Phi4MiniJson | MarkedFamily::Jamba
+            MarkedFamily::Mistral
+                | MarkedFamily::Phi4MiniJson
+                | MarkedFamily::Jamba
+                | MarkedFamily::Granite
         )
+    }
+
+    /// Whether vLLM runs the family on its parser engine, whose content this machine follows
+    /// (see [`EngineContent`]) and which drops a call opener that no call follows (granite's
+    /// marker, and what was read after it, where no array of calls is).
+    fn on_engine(self) -> bool {
+        matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
+    }
+
+    /// A second call opener, besides `spec().call_start`: Granite 3.1 writes `<tool_call>` as
+    /// text where 3.0 has its `<|tool_call|>` token.
+    fn alt_start(self) -> Option<&'static str> {
+        (self == MarkedFamily::Granite).then_some("<tool_call>")
     }
 }
 
@@ -128,6 +148,13 @@ impl MarkedFamily {
             MarkedFamily::Phi4MiniJson => Spec {
                 section: None,
                 call_start: "functools",
+                call_end: None,
+                form: CallForm::Object,
+            },
+            // The array body is Mistral's, and its `]` ends the calls (`alt_start` too).
+            MarkedFamily::Granite => Spec {
+                section: None,
+                call_start: "<|tool_call|>",
                 call_end: None,
                 form: CallForm::Object,
             },
@@ -249,7 +276,7 @@ pub struct MarkedParser {
     committed: bool,
     /// Whether the mistral call being read sits in a `[..]` array.
     in_array: bool,
-    /// kimi_k2's content, as vLLM's parser engine streams it.
+    /// kimi_k2's and granite's content, as vLLM's parser engine streams it.
     #[serde(default)]
     engine_content: EngineContent,
 }
@@ -342,20 +369,23 @@ impl MarkedParser {
         self.name = None;
     }
 
-    /// Appends content: kimi_k2 (which vLLM runs on its parser engine) as the engine streams
-    /// it (see [`EngineContent`]), the other families as it comes.
+    /// Appends content: kimi_k2's and granite's (which vLLM runs on its parser engine) as the
+    /// engine streams it (see [`EngineContent`]), the other families' as it comes.
     fn push_content(&mut self, text: &str, out: &mut Parsed) {
-        if self.family == MarkedFamily::KimiK2 {
+        if self.family.on_engine() {
             self.engine_content.push(text, self.calls > 0, out);
         } else {
             out.content.push_str(text);
         }
     }
 
-    /// Not a call after all: what was consumed for it is content, and so is what follows.
+    /// Not a call after all: what was consumed for it is content (granite's engine drops
+    /// it: the marker, and any whitespace and `[` after it), and so is what follows.
     fn malformed(&mut self, out: &mut Parsed) {
         let pending = std::mem::take(&mut self.pending);
-        self.push_content(&pending, out);
+        if self.family != MarkedFamily::Granite {
+            self.push_content(&pending, out);
+        }
         self.args.clear();
         self.name = None;
         self.committed = false;
@@ -442,9 +472,11 @@ impl ToolParser for MarkedParser {
             // Inside kimi_k2's tool preamble (see `step_section`): nothing more is content.
             self.pending.clear();
         }
-        // An unfinished call header is content.
+        // An unfinished call header is content (granite's engine drops it).
         let pending = std::mem::take(&mut self.pending);
-        self.push_content(&pending, out);
+        if self.family != MarkedFamily::Granite {
+            self.push_content(&pending, out);
+        }
         self.engine_content.finish(self.calls > 0, out);
         self.buf.clear();
     }

@@ -72,8 +72,8 @@ impl MarkedParser {
             self.push_content(&pending, out);
             self.mode = Mode::Content { at_start: false };
         }
-        match rest.find(opener) {
-            Some(found) => {
+        match self.find_opener(rest, opener) {
+            Some((found, opener)) => {
                 self.push_content(&rest[..found], out);
                 self.pending.push_str(opener);
                 i += found + opener.len();
@@ -92,12 +92,32 @@ impl MarkedParser {
                 let keep = if at.at_end {
                     0
                 } else {
-                    crate::partial_suffix(rest, opener)
+                    self.opener_suffix(rest, opener)
                 };
                 self.push_content(&rest[..rest.len() - keep], out);
                 Flow::Stop(i + rest.len() - keep)
             }
         }
+    }
+
+    /// The first call opener in `rest` (`opener`, or the family's second one) and where.
+    fn find_opener(&self, rest: &str, opener: &'static str) -> Option<(usize, &'static str)> {
+        let first = rest.find(opener).map(|at| (at, opener));
+        let alt = self
+            .family
+            .alt_start()
+            .and_then(|a| rest.find(a).map(|at| (at, a)));
+        match (first, alt) {
+            (Some(f), Some(a)) => Some(if a.0 < f.0 { a } else { f }),
+            (f, a) => f.or(a),
+        }
+    }
+
+    /// How many bytes at the end of `rest` may begin a call opener.
+    fn opener_suffix(&self, rest: &str, opener: &str) -> usize {
+        let alt = self.family.alt_start();
+        let alt = alt.map_or(0, |a| crate::partial_suffix(rest, a));
+        crate::partial_suffix(rest, opener).max(alt)
     }
 
     pub(super) fn step_section(&mut self, at: At, out: &mut Parsed) -> Flow {
@@ -155,12 +175,12 @@ impl MarkedParser {
     /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows. After
     /// phi4mini's `functools`, only an array, at once (vLLM's `functools\[`): anything else
     /// leaves the word as text. After jamba's `<tool_calls>`, only an array (vLLM's
-    /// `json.loads` of a list, whitespace allowed).
+    /// `json.loads` of a list, whitespace allowed), and granite's markers likewise.
     pub(super) fn step_mistral_body(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (c, i) = (at.c(), at.i);
         let array_only = match self.family {
             MarkedFamily::Phi4MiniJson => c != '[',
-            MarkedFamily::Jamba => c != '[' && !c.is_whitespace(),
+            MarkedFamily::Jamba | MarkedFamily::Granite => c != '[' && !c.is_whitespace(),
             _ => false,
         };
         if array_only {
@@ -443,11 +463,12 @@ impl MarkedParser {
                 return Flow::Stop(if at.at_end { text.len() } else { i });
             }
             let next = &rest[ws_end..];
-            let call_start = self.spec().call_start;
-            if !at.at_end && call_start.starts_with(next) {
+            let starts = [Some(self.spec().call_start), self.family.alt_start()];
+            let starts = starts.iter().flatten();
+            if !at.at_end && starts.clone().any(|s| s.starts_with(next)) {
                 return Flow::Stop(i); // a partial marker: wait for it
             }
-            if next.starts_with(call_start) || (llama && next.starts_with('{')) {
+            if starts.clone().any(|s| next.starts_with(s)) || (llama && next.starts_with('{')) {
                 return Flow::Next(i + ws_end);
             }
             self.mode = Mode::Content { at_start: false };

@@ -5,7 +5,7 @@
 //! into the object, as vLLM's mistral and granite parsers unwrap them; such a string is
 //! held until it closes.
 
-use super::{MarkedParser, Mode, MAX_NAME};
+use super::{MarkedFamily, MarkedParser, Mode, MAX_NAME};
 use crate::tool::json_scan::{Step, ValueScan};
 use crate::tool::Parsed;
 use serde::{Deserialize, Serialize};
@@ -175,6 +175,12 @@ impl MarkedParser {
     /// The object's closing brace: returns whether it was consumed as part of a call (an
     /// object without a name is not a call, and its brace is content like the rest).
     fn close_object(&mut self, out: &mut Parsed) -> bool {
+        if !self.committed && self.in_array && self.family == MarkedFamily::Granite {
+            // granite's engine drops an element without a name and reads on in the array.
+            self.pending.clear();
+            self.mode = Mode::AfterCall;
+            return true;
+        }
         if !self.committed {
             self.malformed(out);
             return false;
