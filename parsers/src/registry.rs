@@ -444,6 +444,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "apertus",
+        help: "Apertus: <|tools_prefix|>[{\"f\": {…}}, …]<|tools_suffix|>",
+        model_patterns: &["apertus"],
+        make: |_| marked(MarkedFamily::Apertus),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],

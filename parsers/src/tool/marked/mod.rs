@@ -8,6 +8,7 @@
 //! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
 //! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
 //! | `granite` (Granite 3.0/3.1) | `<\|tool_call\|>` or `<tool_call>`, then `[{"name": "f", "arguments": {..}}, ..]`, no end marker |
+//! | `apertus` (Apertus) | `<\|tools_prefix\|>[{"f": {..}}, ..]<\|tools_suffix\|>`, the suffix optional |
 //! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
@@ -46,6 +47,9 @@ pub enum MarkedFamily {
     /// Granite 3.0/3.1: `<|tool_call|>` (3.0's token) or `<tool_call>` (3.1's text), then a
     /// Mistral-style array of calls that its `]` ends; run on vLLM's parser engine.
     Granite,
+    /// Apertus: `<|tools_prefix|>`, then an array of `{"name": arguments}` objects (or one
+    /// such object), then `<|tools_suffix|>` where the model writes it.
+    Apertus,
     /// AI21 Jamba: a Mistral-style array of calls between `<tool_calls>` and `</tool_calls>`.
     Jamba,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
@@ -62,7 +66,7 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's and internlm2's do.
+    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's and internlm2's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
@@ -70,6 +74,7 @@ impl MarkedFamily {
                 | MarkedFamily::Granite4
                 | MarkedFamily::Phi4MiniJson
                 | MarkedFamily::Jamba
+                | MarkedFamily::Apertus
                 | MarkedFamily::Internlm
         )
     }
@@ -82,6 +87,7 @@ impl MarkedFamily {
                 | MarkedFamily::Phi4MiniJson
                 | MarkedFamily::Jamba
                 | MarkedFamily::Granite
+                | MarkedFamily::Apertus
         )
     }
 
@@ -90,6 +96,12 @@ impl MarkedFamily {
     /// marker, and what was read after it, where no array of calls is).
     fn on_engine(self) -> bool {
         matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
+    }
+
+    /// A marker that may close the block of calls after its value ends (apertus's suffix,
+    /// which the model may leave out): dropped where it comes next.
+    fn block_end(self) -> Option<&'static str> {
+        (self == MarkedFamily::Apertus).then_some("<|tools_suffix|>")
     }
 
     /// A second call opener, besides `spec().call_start`: Granite 3.1 writes `<tool_call>` as
@@ -104,6 +116,9 @@ impl MarkedFamily {
 enum CallForm {
     /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
     Object,
+    /// A JSON object whose first key is the name and its value the arguments
+    /// (`{"f": {..}}`); other members are skipped.
+    Keyed,
     /// `<prefix>name<sep>` then the arguments value.
     Named {
         prefix: &'static str,
@@ -157,6 +172,13 @@ impl MarkedFamily {
                 call_start: "<|tool_call|>",
                 call_end: None,
                 form: CallForm::Object,
+            },
+            // The array body is Mistral's (or one object); `block_end` may follow it.
+            MarkedFamily::Apertus => Spec {
+                section: None,
+                call_start: "<|tools_prefix|>",
+                call_end: None,
+                form: CallForm::Keyed,
             },
             // The array body is Mistral's; the end marker closes the array.
             MarkedFamily::Jamba => Spec {

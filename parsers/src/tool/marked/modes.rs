@@ -82,7 +82,7 @@ impl MarkedParser {
                     (Some(_), _) => Mode::Section,
                     (None, family) if family.array_body() => Mode::MistralBody,
                     (None, _) => match spec.form {
-                        CallForm::Object => Mode::Object(ObjPhase::Open),
+                        CallForm::Object | CallForm::Keyed => Mode::Object(ObjPhase::Open),
                         CallForm::Named { .. } => Mode::Name,
                     },
                 };
@@ -175,12 +175,14 @@ impl MarkedParser {
     /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows. After
     /// phi4mini's `functools`, only an array, at once (vLLM's `functools\[`): anything else
     /// leaves the word as text. After jamba's `<tool_calls>`, only an array (vLLM's
-    /// `json.loads` of a list, whitespace allowed), and granite's markers likewise.
+    /// `json.loads` of a list, whitespace allowed), and granite's markers likewise; after
+    /// apertus's, an array or one call object.
     pub(super) fn step_mistral_body(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (c, i) = (at.c(), at.i);
         let array_only = match self.family {
             MarkedFamily::Phi4MiniJson => c != '[',
             MarkedFamily::Jamba | MarkedFamily::Granite => c != '[' && !c.is_whitespace(),
+            MarkedFamily::Apertus => !matches!(c, '[' | '{') && !c.is_whitespace(),
             _ => false,
         };
         if array_only {
@@ -229,6 +231,12 @@ impl MarkedParser {
             }
             ']' => {
                 self.in_array = false;
+                // vLLM's apertus reads an empty array as no calls, and drops it.
+                let empty =
+                    self.family == MarkedFamily::Apertus && self.pending.trim_end().ends_with('[');
+                if empty {
+                    self.pending.clear();
+                }
                 if self.pending.is_empty() {
                     self.mode = Mode::AfterCall;
                 } else {
@@ -389,7 +397,8 @@ impl MarkedParser {
         // become content if the call turns out malformed.
         let was_committed = self.committed;
         if self.object_char(phase, c, out) {
-            if !was_committed && !self.committed {
+            // (A nameless element that was dropped, mode changed, records nothing.)
+            if !was_committed && !self.committed && matches!(self.mode, Mode::Object(_)) {
                 self.pending.push(c);
             }
             return Flow::Next(i + c.len_utf8());
@@ -419,10 +428,30 @@ impl MarkedParser {
                     Flow::Stop(i + rest.len() - keep)
                 }
             },
-            None => {
-                self.mode = Mode::Between;
-                Flow::Next(i)
-            }
+            None => match self.family.block_end() {
+                // The end marker, where it comes next (after whitespace), is dropped with
+                // that whitespace; what follows is content, whitespace included (as vLLM's
+                // apertus streams it).
+                Some(end) => {
+                    let ws = rest.len() - rest.trim_start().len();
+                    match mark(&rest[ws..], end, at.at_end) {
+                        Mark::Yes => {
+                            self.mode = Mode::Content { at_start: false };
+                            Flow::Next(i + ws + end.len())
+                        }
+                        Mark::Partial => Flow::Stop(i),
+                        Mark::No if ws == rest.len() && !at.at_end => Flow::Stop(i),
+                        Mark::No => {
+                            self.mode = Mode::Content { at_start: false };
+                            Flow::Next(i)
+                        }
+                    }
+                }
+                None => {
+                    self.mode = Mode::Between;
+                    Flow::Next(i)
+                }
+            },
         }
     }
 
