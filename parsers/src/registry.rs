@@ -9,8 +9,8 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas,
-    XmlFamily, XmlParser,
+    ForcedCallParser, Lfm2Parser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser,
+    ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -323,6 +323,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Tags(LLAMA_TAGS),
     },
     ToolEntry {
+        name: "lfm2",
+        help: "LFM2/LFM2.5: <|tool_call_start|>[f(a=1), g(b=\"x\")]<|tool_call_end|>, text around kept",
+        model_patterns: &["lfm2"],
+        make: |_| AnyToolParser::Lfm2(Lfm2Parser::new()),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "granite-20b-fc",
         help: "Granite-20B-FunctionCalling: <function_call> {\"name\", \"arguments\"}, repeated",
         model_patterns: &["granite-20b-functioncalling", "granite-20b-fc"],
@@ -540,6 +548,7 @@ pub enum AnyToolParser {
     Marked(MarkedParser),
     Xml(XmlParser),
     Pythonic(PythonicParser),
+    Lfm2(Lfm2Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -565,6 +574,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.push(text, out),
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
+            AnyToolParser::Lfm2(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -576,6 +586,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.finish(out),
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
+            AnyToolParser::Lfm2(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

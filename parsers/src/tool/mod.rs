@@ -25,12 +25,14 @@ mod coerce;
 mod engine_content;
 mod forced;
 mod json_scan;
+mod lfm2;
 mod marked;
 mod pythonic;
 mod xml;
 
 pub use coerce::Types;
 pub use forced::ForcedCallParser;
+pub use lfm2::Lfm2Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use xml::{XmlFamily, XmlParser};
