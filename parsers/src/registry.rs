@@ -460,6 +460,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "xlam",
+        help: "Salesforce xLAM: [{\"name\", \"arguments\"}, …], bare or after [TOOL_CALLS], in <tool_call> or a ```json fence",
+        model_patterns: &["xlam"],
+        make: |_| marked(MarkedFamily::Xlam),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],

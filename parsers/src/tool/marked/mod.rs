@@ -9,6 +9,7 @@
 //! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
 //! | `granite` (Granite 3.0/3.1) | `<\|tool_call\|>` or `<tool_call>`, then `[{"name": "f", "arguments": {..}}, ..]`, no end marker |
 //! | `apertus` (Apertus) | `<\|tools_prefix\|>[{"f": {..}}, ..]<\|tools_suffix\|>`, the suffix optional |
+//! | `xlam` (Salesforce xLAM) | `[{"name": "f", "arguments": {..}}, ..]` at the start or after `</think>`, `[TOOL_CALLS]`, `<tool_call>` or a ```` ```json ```` fence |
 //! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
@@ -50,6 +51,10 @@ pub enum MarkedFamily {
     /// Apertus: `<|tools_prefix|>`, then an array of `{"name": arguments}` objects (or one
     /// such object), then `<|tools_suffix|>` where the model writes it.
     Apertus,
+    /// Salesforce xLAM: a Mistral-style array of calls, bare at the start (or after
+    /// `</think>`), after `[TOOL_CALLS]`, or in a ```` ```json ```` fence or
+    /// `<tool_call>…</tool_call>`.
+    Xlam,
     /// AI21 Jamba: a Mistral-style array of calls between `<tool_calls>` and `</tool_calls>`.
     Jamba,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
@@ -66,7 +71,8 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's and internlm2's do.
+    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's, xlam's and
+    /// internlm2's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
@@ -75,6 +81,7 @@ impl MarkedFamily {
                 | MarkedFamily::Phi4MiniJson
                 | MarkedFamily::Jamba
                 | MarkedFamily::Apertus
+                | MarkedFamily::Xlam
                 | MarkedFamily::Internlm
         )
     }
@@ -88,6 +95,7 @@ impl MarkedFamily {
                 | MarkedFamily::Jamba
                 | MarkedFamily::Granite
                 | MarkedFamily::Apertus
+                | MarkedFamily::Xlam
         )
     }
 
@@ -98,18 +106,44 @@ impl MarkedFamily {
         matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
     }
 
-    /// A marker that may close the block of calls after its value ends (apertus's suffix,
-    /// which the model may leave out): dropped where it comes next.
-    fn block_end(self) -> Option<&'static str> {
-        (self == MarkedFamily::Apertus).then_some("<|tools_suffix|>")
-    }
-
-    /// A second call opener, besides `spec().call_start`: Granite 3.1 writes `<tool_call>` as
-    /// text where 3.0 has its `<|tool_call|>` token.
-    fn alt_start(self) -> Option<&'static str> {
-        (self == MarkedFamily::Granite).then_some("<tool_call>")
+    /// The families that open their block of calls in more than one way, or close it with a
+    /// marker the model may leave out: each opener with that marker, which is dropped where
+    /// it comes next after the block. Empty: the `Spec`'s opener alone, nothing after.
+    fn openers(self) -> &'static [Opener] {
+        match self {
+            MarkedFamily::Granite => &GRANITE_OPENERS,
+            MarkedFamily::Apertus => &APERTUS_OPENERS,
+            MarkedFamily::Xlam => &XLAM_OPENERS,
+            _ => &[],
+        }
     }
 }
+
+const fn open(start: &'static str, end: Option<&'static str>) -> Opener {
+    Opener { start, end }
+}
+
+/// Granite 3.1 writes `<tool_call>` as text where 3.0 has its token.
+const GRANITE_OPENERS: [Opener; 2] = [open("<|tool_call|>", None), open("<tool_call>", None)];
+const APERTUS_OPENERS: [Opener; 1] = [open("<|tools_prefix|>", Some("<|tools_suffix|>"))];
+/// The formats vLLM's xlam finds, `[TOOL_CALLS]`'s array ending the block; a bare array at
+/// the start, and after `</think>`, is read too (`step_content`).
+const XLAM_OPENERS: [Opener; 5] = [
+    open("<tool_call>", Some("</tool_call>")),
+    open("[TOOL_CALLS]", None),
+    open("```json", Some("```")),
+    open("```", Some("```")),
+    open(THINK_END, None),
+];
+
+/// One way a family opens its block of calls (see [`MarkedFamily::openers`]).
+struct Opener {
+    start: &'static str,
+    end: Option<&'static str>,
+}
+
+/// The end of xlam's thinking: content, after which a bare array of calls may come.
+const THINK_END: &str = "</think>";
 
 /// How a call's name is written.
 #[derive(Debug, Clone, Copy)]
@@ -166,19 +200,27 @@ impl MarkedFamily {
                 call_end: None,
                 form: CallForm::Object,
             },
-            // The array body is Mistral's, and its `]` ends the calls (`alt_start` too).
+            // The array body is Mistral's, and its `]` ends the calls (the second opener in
+            // `openers` too).
             MarkedFamily::Granite => Spec {
                 section: None,
                 call_start: "<|tool_call|>",
                 call_end: None,
                 form: CallForm::Object,
             },
-            // The array body is Mistral's (or one object); `block_end` may follow it.
+            // The array body is Mistral's (or one object); its suffix (`openers`) may follow.
             MarkedFamily::Apertus => Spec {
                 section: None,
                 call_start: "<|tools_prefix|>",
                 call_end: None,
                 form: CallForm::Keyed,
+            },
+            // The array body is Mistral's; the other openers are in `openers`.
+            MarkedFamily::Xlam => Spec {
+                section: None,
+                call_start: "<tool_call>",
+                call_end: None,
+                form: CallForm::Object,
             },
             // The array body is Mistral's; the end marker closes the array.
             MarkedFamily::Jamba => Spec {
@@ -301,6 +343,9 @@ pub struct MarkedParser {
     /// kimi_k2's and granite's content, as vLLM's parser engine streams it.
     #[serde(default)]
     engine_content: EngineContent,
+    /// Which of the family's `openers` opened the current block.
+    #[serde(default)]
+    opener: usize,
 }
 
 enum Mark {
@@ -335,6 +380,7 @@ impl MarkedParser {
             committed: false,
             in_array: false,
             engine_content: EngineContent::default(),
+            opener: 0,
         }
     }
 

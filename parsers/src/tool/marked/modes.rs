@@ -3,7 +3,7 @@
 //! ([`Flow::Stop`]).
 
 use super::object::ObjPhase;
-use super::{mark, CallForm, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME};
+use super::{mark, CallForm, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME, THINK_END};
 use crate::tool::json_scan::{Step, ValueScan};
 use crate::tool::Parsed;
 
@@ -47,6 +47,25 @@ impl MarkedParser {
                 return Flow::Next(i);
             }
         }
+        if at_start && self.family == MarkedFamily::Xlam {
+            // vLLM's xlam reads an output that is an array (after whitespace) as calls;
+            // `[TOOL_CALLS]` is its marker, not an array.
+            if c.is_whitespace() {
+                self.pending.push(c);
+                return Flow::Next(i + c.len_utf8());
+            }
+            match mark(rest, "[TOOL_CALLS]", at.at_end) {
+                Mark::Partial => return Flow::Stop(i),
+                Mark::Yes => {}
+                Mark::No if c == '[' => {
+                    self.begin_call();
+                    self.opener = usize::MAX;
+                    self.mode = Mode::MistralBody;
+                    return Flow::Next(i);
+                }
+                Mark::No => {}
+            }
+        }
         let opener = spec.section.map_or(spec.call_start, |s| s.0);
         if at_start && self.family == MarkedFamily::Jamba {
             // vLLM's jamba drops content that is one space before the calls (the leading
@@ -73,6 +92,23 @@ impl MarkedParser {
             self.mode = Mode::Content { at_start: false };
         }
         match self.find_opener(rest, opener) {
+            Some((found, THINK_END)) => {
+                // Thinking is content; an array right after it is calls (vLLM's xlam).
+                let end = found + THINK_END.len();
+                self.push_content(&rest[..end], out);
+                self.mode = Mode::Content { at_start: true };
+                Flow::Next(i + end)
+            }
+            Some((found, opener))
+                if !at.at_end
+                    && self.family.openers().iter().any(|o| {
+                        o.start.len() > opener.len() && o.start.starts_with(&rest[found..])
+                    }) =>
+            {
+                // A longer opener may still follow (xlam's ```` ``` ```` and ```` ```json ````).
+                self.push_content(&rest[..found], out);
+                Flow::Stop(i + found)
+            }
             Some((found, opener)) => {
                 self.push_content(&rest[..found], out);
                 self.pending.push_str(opener);
@@ -100,24 +136,33 @@ impl MarkedParser {
         }
     }
 
-    /// The first call opener in `rest` (`opener`, or the family's second one) and where.
-    fn find_opener(&self, rest: &str, opener: &'static str) -> Option<(usize, &'static str)> {
-        let first = rest.find(opener).map(|at| (at, opener));
-        let alt = self
-            .family
-            .alt_start()
-            .and_then(|a| rest.find(a).map(|at| (at, a)));
-        match (first, alt) {
-            (Some(f), Some(a)) => Some(if a.0 < f.0 { a } else { f }),
-            (f, a) => f.or(a),
+    /// The first call opener in `rest` (`opener`, or one of the family's `openers`: the
+    /// earliest, the longest of those there) and where; records which one it is.
+    fn find_opener(&mut self, rest: &str, opener: &'static str) -> Option<(usize, &'static str)> {
+        let openers = self.family.openers();
+        if openers.is_empty() {
+            return rest.find(opener).map(|at| (at, opener));
         }
+        let found = openers
+            .iter()
+            .enumerate()
+            .filter_map(|(k, o)| rest.find(o.start).map(|at| (at, k)))
+            .min_by_key(|&(at, k)| (at, std::cmp::Reverse(openers[k].start.len())));
+        let (at, k) = found?;
+        self.opener = k;
+        Some((at, openers[k].start))
     }
 
     /// How many bytes at the end of `rest` may begin a call opener.
     fn opener_suffix(&self, rest: &str, opener: &str) -> usize {
-        let alt = self.family.alt_start();
-        let alt = alt.map_or(0, |a| crate::partial_suffix(rest, a));
-        crate::partial_suffix(rest, opener).max(alt)
+        let own = crate::partial_suffix(rest, opener);
+        let others = self.family.openers().iter();
+        others.fold(own, |n, o| n.max(crate::partial_suffix(rest, o.start)))
+    }
+
+    /// The marker that may close the current block (see `MarkedFamily::openers`).
+    fn block_end(&self) -> Option<&'static str> {
+        self.family.openers().get(self.opener).and_then(|o| o.end)
     }
 
     pub(super) fn step_section(&mut self, at: At, out: &mut Parsed) -> Flow {
@@ -181,7 +226,9 @@ impl MarkedParser {
         let (c, i) = (at.c(), at.i);
         let array_only = match self.family {
             MarkedFamily::Phi4MiniJson => c != '[',
-            MarkedFamily::Jamba | MarkedFamily::Granite => c != '[' && !c.is_whitespace(),
+            MarkedFamily::Jamba | MarkedFamily::Granite | MarkedFamily::Xlam => {
+                c != '[' && !c.is_whitespace()
+            }
             MarkedFamily::Apertus => !matches!(c, '[' | '{') && !c.is_whitespace(),
             _ => false,
         };
@@ -428,7 +475,7 @@ impl MarkedParser {
                     Flow::Stop(i + rest.len() - keep)
                 }
             },
-            None => match self.family.block_end() {
+            None => match self.block_end() {
                 // The end marker, where it comes next (after whitespace), is dropped with
                 // that whitespace; what follows is content, whitespace included (as vLLM's
                 // apertus streams it).
@@ -492,8 +539,10 @@ impl MarkedParser {
                 return Flow::Stop(if at.at_end { text.len() } else { i });
             }
             let next = &rest[ws_end..];
-            let starts = [Some(self.spec().call_start), self.family.alt_start()];
-            let starts = starts.iter().flatten();
+            let own = [self.spec().call_start];
+            let starts = own
+                .iter()
+                .chain(self.family.openers().iter().map(|o| &o.start));
             if !at.at_end && starts.clone().any(|s| s.starts_with(next)) {
                 return Flow::Stop(i); // a partial marker: wait for it
             }
