@@ -9,8 +9,8 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    ForcedCallParser, Lfm2Parser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser,
-    ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser,
+    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -326,8 +326,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         name: "lfm2",
         help: "LFM2/LFM2.5: <|tool_call_start|>[f(a=1), g(b=\"x\")]<|tool_call_end|>, text around kept",
         model_patterns: &["lfm2"],
-        make: |_| AnyToolParser::Lfm2(Lfm2Parser::new()),
+        make: |_| block(BlockFamily::Lfm2),
         keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "olmo3",
+        help: "OLMo 3: <function_calls>f(a=1)\\ng(b=\"x\")</function_calls>, one Python call a line",
+        model_patterns: &["olmo-3", "olmo3"],
+        make: |_| block(BlockFamily::Olmo3),
+        keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
@@ -494,6 +502,10 @@ fn marked(family: MarkedFamily) -> AnyToolParser {
     AnyToolParser::Marked(MarkedParser::new(family))
 }
 
+fn block(family: BlockFamily) -> AnyToolParser {
+    AnyToolParser::PythonicBlock(PythonicBlockParser::new(family))
+}
+
 /// The first entry, in table order, that `model` names: its name, or one of its patterns in
 /// the lower-cased model name.
 fn for_model<'a, E>(
@@ -556,7 +568,7 @@ pub enum AnyToolParser {
     Marked(MarkedParser),
     Xml(XmlParser),
     Pythonic(PythonicParser),
-    Lfm2(Lfm2Parser),
+    PythonicBlock(PythonicBlockParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -582,7 +594,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.push(text, out),
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
-            AnyToolParser::Lfm2(p) => p.push(text, out),
+            AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -594,7 +606,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.finish(out),
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
-            AnyToolParser::Lfm2(p) => p.finish(out),
+            AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

@@ -25,16 +25,16 @@ mod coerce;
 mod engine_content;
 mod forced;
 mod json_scan;
-mod lfm2;
 mod marked;
 mod pythonic;
+mod pythonic_block;
 mod xml;
 
 pub use coerce::Types;
 pub use forced::ForcedCallParser;
-pub use lfm2::Lfm2Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
+pub use pythonic_block::{BlockFamily, PythonicBlockParser};
 pub use xml::{XmlFamily, XmlParser};
 
 use serde::{Deserialize, Serialize};

@@ -1,16 +1,19 @@
-//! LiquidAI LFM2/LFM2.5's tool calls (vLLM's `lfm2` parser): a Python list of calls between
-//! `<|tool_call_start|>` and `<|tool_call_end|>`, anywhere in the text:
-//! `Let me check. <|tool_call_start|>[get_weather(city='Paris')]<|tool_call_end|>\nDone.`
+//! Python calls in a block between two markers, anywhere in the text (`BlockFamily`):
 //!
-//! Text before and after the block is content, as written (vLLM's stream; its one-shot
-//! strips it). Only the first block holds calls: what follows it is content, as vLLM reads
-//! it, except the model's echo of the block (text starting with `[` or `<`, up to another
-//! `<|tool_call_end|>`), which vLLM drops. Arguments are read as the pythonic families read
-//! them (`pythonic.rs`), with what vLLM's lfm2 also accepts: zero-padded integers (`07`) and
-//! a string holding unescaped quotes of its own kind where exactly one reading of them
-//! parses (`command='sed -n '1,9p' f.py'`). Each call is sent whole when its `)` arrives, if
-//! its arguments read; a call that does not read, or is cut off, is dropped and the calls
-//! around it stay. A block that is not a list of calls is content.
+//! | family | wire format |
+//! |---|---|
+//! | `lfm2` (LiquidAI LFM2/LFM2.5) | `<\|tool_call_start\|>[get_weather(city='Paris'), now()]<\|tool_call_end\|>` |
+//! | `olmo3` (OLMo 3) | `<function_calls>get_weather(city='Paris')\nnow()</function_calls>`, one call a line (or `, `) |
+//!
+//! Text before and after the block is content, as written (vLLM's streams; their one-shot
+//! paths strip it, or drop it). Only the first block holds calls: what follows it is
+//! content, as vLLM reads it, except lfm2's echo of the block (text starting with `[` or
+//! `<`, up to another `<|tool_call_end|>`), which vLLM drops. Arguments are read as the
+//! pythonic families read them (`pythonic.rs`), and lfm2's also as vLLM's lfm2 rewrites
+//! them: zero-padded integers (`07`), and a string holding unescaped quotes of its own kind
+//! where exactly one reading of them parses (`command='sed -n '1,9p' f.py'`). Each call is
+//! sent whole when its `)` arrives, if its arguments read; a call that does not read, or is
+//! cut off, is dropped and the calls around it stay. A block that is not calls is content.
 
 use super::pythonic::parse_kwargs;
 use super::{Parsed, Scan, ToolParser, MAX_NAME};
@@ -18,8 +21,28 @@ use crate::pyjson::dumps;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-const START: &str = "<|tool_call_start|>";
-const END: &str = "<|tool_call_end|>";
+/// The families this machine reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockFamily {
+    Lfm2,
+    Olmo3,
+}
+
+impl BlockFamily {
+    fn markers(self) -> (&'static str, &'static str) {
+        match self {
+            BlockFamily::Lfm2 => ("<|tool_call_start|>", "<|tool_call_end|>"),
+            BlockFamily::Olmo3 => ("<function_calls>", "</function_calls>"),
+        }
+    }
+
+    /// Whether the calls are a `[..]` list (lfm2), or one a line (olmo3). lfm2 is also the
+    /// family that reads arguments leniently and whose echo of the block is dropped.
+    fn bracketed(self) -> bool {
+        self == BlockFamily::Lfm2
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Mode {
@@ -45,9 +68,10 @@ enum Mode {
     Text,
 }
 
-/// The lfm2 state machine; serializable between stream chunks.
+/// The block state machine; serializable between stream chunks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Lfm2Parser {
+pub struct PythonicBlockParser {
+    family: BlockFamily,
     mode: Mode,
     buf: String,
     /// The block's text until its first call is read: content if the block is not a list of
@@ -64,9 +88,10 @@ pub struct Lfm2Parser {
     escaped: bool,
 }
 
-impl Default for Lfm2Parser {
-    fn default() -> Self {
-        Lfm2Parser {
+impl PythonicBlockParser {
+    pub fn new(family: BlockFamily) -> Self {
+        PythonicBlockParser {
+            family,
             mode: Mode::Before,
             buf: String::new(),
             pending: String::new(),
@@ -78,12 +103,6 @@ impl Default for Lfm2Parser {
             quote: None,
             escaped: false,
         }
-    }
-}
-
-impl Lfm2Parser {
-    pub fn new() -> Self {
-        Self::default()
     }
 
     /// Not a list of calls: before any call was read, the block is content (and so is the
@@ -109,12 +128,37 @@ impl Lfm2Parser {
         let name = std::mem::take(&mut self.name);
         self.listed = true;
         self.pending.clear();
-        if let Some(kwargs) = parse_kwargs(&args, true).or_else(|| requoted(&args)) {
+        let lenient = self.family == BlockFamily::Lfm2;
+        let kwargs = parse_kwargs(&args, lenient).or_else(|| requoted(&args).filter(|_| lenient));
+        if let Some(kwargs) = kwargs {
             out.start_call(self.calls, name, None);
             out.args(self.calls, &dumps(&Value::Object(kwargs)));
             self.calls += 1;
         }
         self.mode = Mode::List;
+    }
+}
+
+impl PythonicBlockParser {
+    /// After the block's end marker: lfm2 watches for its echo, olmo3's rest is content.
+    fn after_block(&self) -> Mode {
+        if self.family.bracketed() {
+            Mode::Trailing
+        } else {
+            Mode::Text
+        }
+    }
+}
+
+/// Whether `rest` starts with `marker` (`Some(true)`), cannot (`Some(false)`), or may once
+/// more text comes (`None`).
+fn mark_at(rest: &str, marker: &str, at_end: bool) -> Option<bool> {
+    if rest.starts_with(marker) {
+        Some(true)
+    } else if !at_end && marker.starts_with(rest) {
+        None
+    } else {
+        Some(false)
     }
 }
 
@@ -127,26 +171,31 @@ fn partial(rest: &str, marker: &str, at_end: bool) -> usize {
     }
 }
 
-impl Scan for Lfm2Parser {
+impl Scan for PythonicBlockParser {
     fn buf(&mut self) -> &mut String {
         &mut self.buf
     }
 
     fn run(&mut self, text: &str, at_end: bool, out: &mut Parsed) -> usize {
+        let (start, end) = self.family.markers();
         let mut i = 0;
         while i < text.len() {
             let rest = &text[i..];
             let Some(c) = rest.chars().next() else { break };
             match self.mode {
-                Mode::Before => match rest.find(START) {
+                Mode::Before => match rest.find(start) {
                     Some(at) => {
                         out.content.push_str(&rest[..at]);
-                        self.pending.push_str(START);
-                        i += at + START.len();
-                        self.mode = Mode::Open;
+                        self.pending.push_str(start);
+                        i += at + start.len();
+                        self.mode = if self.family.bracketed() {
+                            Mode::Open
+                        } else {
+                            Mode::List
+                        };
                     }
                     None => {
-                        let keep = partial(rest, START, at_end);
+                        let keep = partial(rest, start, at_end);
                         out.content.push_str(&rest[..rest.len() - keep]);
                         return i + rest.len() - keep;
                     }
@@ -161,11 +210,22 @@ impl Scan for Lfm2Parser {
                     self.mode = Mode::List;
                 }
                 Mode::Open => self.not_a_call(out),
+                Mode::List if !self.family.bracketed() && c == '<' => {
+                    // olmo3's list ends at the end marker.
+                    match mark_at(rest, end, at_end) {
+                        Some(true) if self.listed => {
+                            i += end.len();
+                            self.mode = Mode::Text;
+                        }
+                        None => return i,
+                        _ => self.not_a_call(out),
+                    }
+                }
                 Mode::List => {
                     if c.is_whitespace() || c == ',' {
                         self.record(rest.get(..c.len_utf8()).unwrap_or_default());
                         i += c.len_utf8();
-                    } else if c == ']' && self.listed {
+                    } else if c == ']' && self.listed && self.family.bracketed() {
                         i += 1;
                         self.mode = Mode::AfterList;
                     } else if c.is_alphabetic() || c == '_' {
@@ -220,19 +280,19 @@ impl Scan for Lfm2Parser {
                     self.token.push(c);
                     self.record(&text[i - c.len_utf8()..i]);
                 }
-                Mode::Skip => match rest.find(END) {
+                Mode::Skip => match rest.find(end) {
                     Some(at) => {
-                        i += at + END.len();
-                        self.mode = Mode::Trailing;
+                        i += at + end.len();
+                        self.mode = self.after_block();
                     }
-                    None => return i + rest.len() - partial(rest, END, at_end),
+                    None => return i + rest.len() - partial(rest, end, at_end),
                 },
                 Mode::AfterList => {
                     let trimmed = rest.trim_start();
-                    if trimmed.starts_with(END) {
-                        i += rest.len() - trimmed.len() + END.len();
+                    if trimmed.starts_with(end) {
+                        i += rest.len() - trimmed.len() + end.len();
                         self.mode = Mode::Trailing;
-                    } else if !at_end && (trimmed.is_empty() || END.starts_with(trimmed)) {
+                    } else if !at_end && (trimmed.is_empty() || end.starts_with(trimmed)) {
                         return i;
                     } else {
                         self.mode = Mode::Trailing;
@@ -253,15 +313,15 @@ impl Scan for Lfm2Parser {
                         }
                     }
                 }
-                Mode::Echo => match rest.find(END) {
+                Mode::Echo => match rest.find(end) {
                     Some(at) => {
                         // The model's echo of the block, capped by another end marker.
                         self.pending.clear();
-                        i += at + END.len();
+                        i += at + end.len();
                         self.mode = Mode::Trailing;
                     }
                     None => {
-                        let keep = partial(rest, END, at_end);
+                        let keep = partial(rest, end, at_end);
                         self.pending.push_str(&rest[..rest.len() - keep]);
                         return i + rest.len() - keep;
                     }
@@ -276,7 +336,7 @@ impl Scan for Lfm2Parser {
     }
 }
 
-impl ToolParser for Lfm2Parser {
+impl ToolParser for PythonicBlockParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
         self.feed(text, out);
     }
@@ -288,6 +348,8 @@ impl ToolParser for Lfm2Parser {
             Mode::Name | Mode::Args if self.listed => {}
             Mode::Name | Mode::Args => self.pending.clear(),
             Mode::Open | Mode::List if !self.listed => self.not_a_call(out),
+            // olmo3's block may end with the output.
+            Mode::List => self.mode = Mode::Text,
             _ => {}
         }
         // Held whitespace, or an echo never capped: content, as written.
