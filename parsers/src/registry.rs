@@ -9,8 +9,8 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicParser, ToolParser, ToolSchemas,
-    XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser,
+    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -323,11 +323,35 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Tags(LLAMA_TAGS),
     },
     ToolEntry {
+        name: "lfm2",
+        help: "LFM2/LFM2.5: <|tool_call_start|>[f(a=1), g(b=\"x\")]<|tool_call_end|>, text around kept",
+        model_patterns: &["lfm2"],
+        make: |_| block(BlockFamily::Lfm2),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "olmo3",
+        help: "OLMo 3: <function_calls>f(a=1)\\ng(b=\"x\")</function_calls>, one Python call a line",
+        model_patterns: &["olmo-3", "olmo3"],
+        make: |_| block(BlockFamily::Olmo3),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "granite-20b-fc",
         help: "Granite-20B-FunctionCalling: <function_call> {\"name\", \"arguments\"}, repeated",
         model_patterns: &["granite-20b-functioncalling", "granite-20b-fc"],
         make: |_| marked(MarkedFamily::Granite20bFc),
         keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "granite",
+        help: "Granite 3.0/3.1: <|tool_call|> or <tool_call>, then [{\"name\", \"arguments\"}, …]",
+        model_patterns: &["granite-3"],
+        make: |_| marked(MarkedFamily::Granite),
+        keeps_special_tokens: true,
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
@@ -436,6 +460,22 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "apertus",
+        help: "Apertus: <|tools_prefix|>[{\"f\": {…}}, …]<|tools_suffix|>",
+        model_patterns: &["apertus"],
+        make: |_| marked(MarkedFamily::Apertus),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "xlam",
+        help: "Salesforce xLAM: [{\"name\", \"arguments\"}, …], bare or after [TOOL_CALLS], in <tool_call> or a ```json fence",
+        model_patterns: &["xlam"],
+        make: |_| marked(MarkedFamily::Xlam),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
@@ -460,6 +500,10 @@ pub const HARMONY_TOOLS: &str = "openai";
 
 fn marked(family: MarkedFamily) -> AnyToolParser {
     AnyToolParser::Marked(MarkedParser::new(family))
+}
+
+fn block(family: BlockFamily) -> AnyToolParser {
+    AnyToolParser::PythonicBlock(PythonicBlockParser::new(family))
 }
 
 /// The first entry, in table order, that `model` names: its name, or one of its patterns in
@@ -524,6 +568,7 @@ pub enum AnyToolParser {
     Marked(MarkedParser),
     Xml(XmlParser),
     Pythonic(PythonicParser),
+    PythonicBlock(PythonicBlockParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -549,6 +594,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.push(text, out),
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
+            AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -560,6 +606,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Marked(p) => p.finish(out),
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
+            AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

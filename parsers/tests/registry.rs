@@ -46,6 +46,11 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V3"), Some("deepseek_v3"));
     assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
     assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
+    assert_eq!(tool("ibm-granite/granite-3.1-8b-instruct"), Some("granite"));
+    assert_eq!(tool("swiss-ai/Apertus-8B-Instruct-2509"), Some("apertus"));
+    assert_eq!(tool("LiquidAI/LFM2.5-1.2B-Instruct"), Some("lfm2"));
+    assert_eq!(tool("Salesforce/Llama-xLAM-2-8B-fc-r"), Some("xlam"));
+    assert_eq!(tool("allenai/Olmo-3-7B-Instruct"), Some("olmo3"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);

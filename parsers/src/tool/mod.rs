@@ -27,12 +27,14 @@ mod forced;
 mod json_scan;
 mod marked;
 mod pythonic;
+mod pythonic_block;
 mod xml;
 
 pub use coerce::Types;
 pub use forced::ForcedCallParser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
+pub use pythonic_block::{BlockFamily, PythonicBlockParser};
 pub use xml::{XmlFamily, XmlParser};
 
 use serde::{Deserialize, Serialize};

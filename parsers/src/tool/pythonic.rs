@@ -181,7 +181,7 @@ impl Scan for PythonicParser {
                             '(' | '[' | '{' => self.depth += 1,
                             ')' if self.depth == 0 => {
                                 let args = std::mem::take(&mut self.token);
-                                let kwargs = parse_kwargs(&args);
+                                let kwargs = parse_kwargs(&args, false);
                                 if !self.first_name.is_empty() {
                                     if kwargs.is_none() {
                                         self.pending.push_str(&args);
@@ -243,8 +243,8 @@ impl ToolParser for PythonicParser {
         if self.mode == Mode::Args {
             // Cut off inside a later call: send what parses of it.
             let args = std::mem::take(&mut self.token);
-            let json =
-                parse_kwargs(&args).map_or_else(|| "{}".into(), |m| dumps(&Value::Object(m)));
+            let json = parse_kwargs(&args, false)
+                .map_or_else(|| "{}".into(), |m| dumps(&Value::Object(m)));
             out.args(self.calls - 1, &json);
         }
         out.content.push_str(&self.pending);
@@ -255,11 +255,14 @@ impl ToolParser for PythonicParser {
 }
 
 /// `a=1, b="x"` → `{"a": 1, "b": "x"}`; `None` if it is not keyword arguments of literals.
-fn parse_kwargs(text: &str) -> Option<Map<String, Value>> {
+/// `zero_padded`: decimal integers may have leading zeros (`07` is 7), as vLLM's lfm2
+/// rewrites them before Python reads the call.
+pub(crate) fn parse_kwargs(text: &str, zero_padded: bool) -> Option<Map<String, Value>> {
     let mut p = Lit {
         s: text.as_bytes(),
         i: 0,
         src: text,
+        zero_padded,
     };
     let mut map = Map::new();
     loop {
@@ -290,6 +293,7 @@ struct Lit<'a> {
     s: &'a [u8],
     i: usize,
     src: &'a str,
+    zero_padded: bool,
 }
 
 impl Lit<'_> {
@@ -337,7 +341,14 @@ impl Lit<'_> {
                     if self.eat(b'}') {
                         return Some(Value::Object(map));
                     }
-                    let k = match self.value()? {
+                    let first = self.value()?;
+                    self.ws();
+                    if map.is_empty() && matches!(self.s.get(self.i), Some(b',' | b'}')) {
+                        // A set (`{'a', 'b'}`): a list in JSON, in the order written, as
+                        // vLLM reads it.
+                        return self.set_rest(first);
+                    }
+                    let k = match first {
                         Value::String(s) => s,
                         other => other.to_string(),
                     };
@@ -368,9 +379,29 @@ impl Lit<'_> {
                     "True" | "true" => Some(Value::Bool(true)),
                     "False" | "false" => Some(Value::Bool(false)),
                     "None" | "null" => Some(Value::Null),
+                    _ if self.zero_padded => number(&unpad(word)),
                     _ => number(word),
                 }
             }
+        }
+    }
+
+    /// The rest of a set literal whose first item is read.
+    fn set_rest(&mut self, first: Value) -> Option<Value> {
+        let mut items = vec![first];
+        loop {
+            self.ws();
+            if self.eat(b'}') {
+                return Some(Value::Array(items));
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+            self.ws();
+            if self.eat(b'}') {
+                return Some(Value::Array(items));
+            }
+            items.push(self.value()?);
         }
     }
 
@@ -494,6 +525,24 @@ fn number(word: &str) -> Option<Value> {
     serde_json::Number::from_f64(if negative { -f } else { f }).map(Value::Number)
 }
 
+/// A decimal integer written with leading zeros (`07`, `-0_7`) without them, as vLLM's
+/// `normalize_leading_zero_ints` rewrites it; any other word as it is.
+fn unpad(word: &str) -> String {
+    let (sign, body) = match word.as_bytes().first() {
+        Some(b'-' | b'+') => word.split_at(1),
+        _ => ("", word),
+    };
+    let digits = body.replace('_', "");
+    let padded = body.starts_with('0')
+        && body.bytes().all(|c| c.is_ascii_digit() || c == b'_')
+        && digits.bytes().any(|c| c != b'0');
+    if padded {
+        format!("{sign}{}", digits.trim_start_matches('0'))
+    } else {
+        word.to_string()
+    }
+}
+
 /// `s` without its `_` separators, if it is one or more digits with each `_` between two of
 /// them (or, with `after_prefix`, also before the first, as in `0x_ff`).
 fn separated(s: &str, after_prefix: bool, is_digit: impl Fn(u8) -> bool) -> Option<String> {
@@ -512,7 +561,25 @@ fn separated(s: &str, after_prefix: bool, is_digit: impl Fn(u8) -> bool) -> Opti
 
 #[cfg(test)]
 mod tests {
-    use super::number;
+    use super::{number, parse_kwargs};
+
+    /// Sets are lists (vLLM's `get_parameter_value`); zero-padded integers read only where
+    /// asked (lfm2), and never inside strings, floats or radix literals.
+    #[test]
+    fn sets_and_zero_padded_integers() {
+        let read = |text: &str, padded: bool| {
+            parse_kwargs(text, padded).map(|m| crate::pyjson::dumps(&serde_json::Value::Object(m)))
+        };
+        assert_eq!(
+            read("t={'a', 'b',}, d={'k': {1}}, e={}", false).as_deref(),
+            Some(r#"{"t": ["a", "b"], "d": {"k": [1]}, "e": {}}"#)
+        );
+        assert_eq!(read("m=07", false), None);
+        assert_eq!(
+            read("m=07, n=-0_5, z=00, f=07.5, x=0x1f, s='07'", true).as_deref(),
+            Some(r#"{"m": 7, "n": -5, "z": 0, "f": 7.5, "x": 31, "s": "07"}"#)
+        );
+    }
 
     /// Expectations from Python's `json.dumps(ast.literal_eval(word))` (3.11).
     #[test]

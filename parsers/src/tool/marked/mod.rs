@@ -1,5 +1,5 @@
-//! Tool calls between markers, with JSON arguments: one state machine for six families,
-//! each described by data ([`Spec`]).
+//! Tool calls between markers, with JSON arguments: one state machine for the families
+//! below, each described by data ([`Spec`]).
 //!
 //! | family | wire format |
 //! |---|---|
@@ -7,6 +7,9 @@
 //! | `longcat` | hermes's, between `<longcat_tool_call>` and `</longcat_tool_call>` |
 //! | `granite4` (Granite 4.0) | hermes's, text around and between calls kept |
 //! | `phi4_mini_json` (Phi-4-mini) | `functools[{"name": "f", "arguments": {..}}, ..]` |
+//! | `granite` (Granite 3.0/3.1) | `<\|tool_call\|>` or `<tool_call>`, then `[{"name": "f", "arguments": {..}}, ..]`, no end marker |
+//! | `apertus` (Apertus) | `<\|tools_prefix\|>[{"f": {..}}, ..]<\|tools_suffix\|>`, the suffix optional |
+//! | `xlam` (Salesforce xLAM) | `[{"name": "f", "arguments": {..}}, ..]` at the start or after `</think>`, `[TOOL_CALLS]`, `<tool_call>` or a ```` ```json ```` fence |
 //! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
@@ -42,6 +45,16 @@ pub enum MarkedFamily {
     Granite4,
     /// Phi-4-mini: the text `functools` right before a Mistral-style array of calls.
     Phi4MiniJson,
+    /// Granite 3.0/3.1: `<|tool_call|>` (3.0's token) or `<tool_call>` (3.1's text), then a
+    /// Mistral-style array of calls that its `]` ends; run on vLLM's parser engine.
+    Granite,
+    /// Apertus: `<|tools_prefix|>`, then an array of `{"name": arguments}` objects (or one
+    /// such object), then `<|tools_suffix|>` where the model writes it.
+    Apertus,
+    /// Salesforce xLAM: a Mistral-style array of calls, bare at the start (or after
+    /// `</think>`), after `[TOOL_CALLS]`, or in a ```` ```json ```` fence or
+    /// `<tool_call>…</tool_call>`.
+    Xlam,
     /// AI21 Jamba: a Mistral-style array of calls between `<tool_calls>` and `</tool_calls>`.
     Jamba,
     /// InternLM2: hermes between `<|action_start|><|plugin|>` and `<|action_end|>`.
@@ -58,7 +71,8 @@ pub enum MarkedFamily {
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's and internlm2's do.
+    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's, xlam's and
+    /// internlm2's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
@@ -66,6 +80,8 @@ impl MarkedFamily {
                 | MarkedFamily::Granite4
                 | MarkedFamily::Phi4MiniJson
                 | MarkedFamily::Jamba
+                | MarkedFamily::Apertus
+                | MarkedFamily::Xlam
                 | MarkedFamily::Internlm
         )
     }
@@ -74,16 +90,69 @@ impl MarkedFamily {
     fn array_body(self) -> bool {
         matches!(
             self,
-            MarkedFamily::Mistral | MarkedFamily::Phi4MiniJson | MarkedFamily::Jamba
+            MarkedFamily::Mistral
+                | MarkedFamily::Phi4MiniJson
+                | MarkedFamily::Jamba
+                | MarkedFamily::Granite
+                | MarkedFamily::Apertus
+                | MarkedFamily::Xlam
         )
     }
+
+    /// Whether vLLM runs the family on its parser engine, whose content this machine follows
+    /// (see [`EngineContent`]) and which drops a call opener that no call follows (granite's
+    /// marker, and what was read after it, where no array of calls is).
+    fn on_engine(self) -> bool {
+        matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
+    }
+
+    /// The families that open their block of calls in more than one way, or close it with a
+    /// marker the model may leave out: each opener with that marker, which is dropped where
+    /// it comes next after the block. Empty: the `Spec`'s opener alone, nothing after.
+    fn openers(self) -> &'static [Opener] {
+        match self {
+            MarkedFamily::Granite => &GRANITE_OPENERS,
+            MarkedFamily::Apertus => &APERTUS_OPENERS,
+            MarkedFamily::Xlam => &XLAM_OPENERS,
+            _ => &[],
+        }
+    }
 }
+
+const fn open(start: &'static str, end: Option<&'static str>) -> Opener {
+    Opener { start, end }
+}
+
+/// Granite 3.1 writes `<tool_call>` as text where 3.0 has its token.
+const GRANITE_OPENERS: [Opener; 2] = [open("<|tool_call|>", None), open("<tool_call>", None)];
+const APERTUS_OPENERS: [Opener; 1] = [open("<|tools_prefix|>", Some("<|tools_suffix|>"))];
+/// The formats vLLM's xlam finds, `[TOOL_CALLS]`'s array ending the block; a bare array at
+/// the start, and after `</think>`, is read too (`step_content`).
+const XLAM_OPENERS: [Opener; 5] = [
+    open("<tool_call>", Some("</tool_call>")),
+    open("[TOOL_CALLS]", None),
+    open("```json", Some("```")),
+    open("```", Some("```")),
+    open(THINK_END, None),
+];
+
+/// One way a family opens its block of calls (see [`MarkedFamily::openers`]).
+struct Opener {
+    start: &'static str,
+    end: Option<&'static str>,
+}
+
+/// The end of xlam's thinking: content, after which a bare array of calls may come.
+const THINK_END: &str = "</think>";
 
 /// How a call's name is written.
 #[derive(Debug, Clone, Copy)]
 enum CallForm {
     /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
     Object,
+    /// A JSON object whose first key is the name and its value the arguments
+    /// (`{"f": {..}}`); other members are skipped.
+    Keyed,
     /// `<prefix>name<sep>` then the arguments value.
     Named {
         prefix: &'static str,
@@ -128,6 +197,28 @@ impl MarkedFamily {
             MarkedFamily::Phi4MiniJson => Spec {
                 section: None,
                 call_start: "functools",
+                call_end: None,
+                form: CallForm::Object,
+            },
+            // The array body is Mistral's, and its `]` ends the calls (the second opener in
+            // `openers` too).
+            MarkedFamily::Granite => Spec {
+                section: None,
+                call_start: "<|tool_call|>",
+                call_end: None,
+                form: CallForm::Object,
+            },
+            // The array body is Mistral's (or one object); its suffix (`openers`) may follow.
+            MarkedFamily::Apertus => Spec {
+                section: None,
+                call_start: "<|tools_prefix|>",
+                call_end: None,
+                form: CallForm::Keyed,
+            },
+            // The array body is Mistral's; the other openers are in `openers`.
+            MarkedFamily::Xlam => Spec {
+                section: None,
+                call_start: "<tool_call>",
                 call_end: None,
                 form: CallForm::Object,
             },
@@ -249,9 +340,12 @@ pub struct MarkedParser {
     committed: bool,
     /// Whether the mistral call being read sits in a `[..]` array.
     in_array: bool,
-    /// kimi_k2's content, as vLLM's parser engine streams it.
+    /// kimi_k2's and granite's content, as vLLM's parser engine streams it.
     #[serde(default)]
     engine_content: EngineContent,
+    /// Which of the family's `openers` opened the current block.
+    #[serde(default)]
+    opener: usize,
 }
 
 enum Mark {
@@ -286,6 +380,7 @@ impl MarkedParser {
             committed: false,
             in_array: false,
             engine_content: EngineContent::default(),
+            opener: 0,
         }
     }
 
@@ -342,20 +437,23 @@ impl MarkedParser {
         self.name = None;
     }
 
-    /// Appends content: kimi_k2 (which vLLM runs on its parser engine) as the engine streams
-    /// it (see [`EngineContent`]), the other families as it comes.
+    /// Appends content: kimi_k2's and granite's (which vLLM runs on its parser engine) as the
+    /// engine streams it (see [`EngineContent`]), the other families' as it comes.
     fn push_content(&mut self, text: &str, out: &mut Parsed) {
-        if self.family == MarkedFamily::KimiK2 {
+        if self.family.on_engine() {
             self.engine_content.push(text, self.calls > 0, out);
         } else {
             out.content.push_str(text);
         }
     }
 
-    /// Not a call after all: what was consumed for it is content, and so is what follows.
+    /// Not a call after all: what was consumed for it is content (granite's engine drops
+    /// it: the marker, and any whitespace and `[` after it), and so is what follows.
     fn malformed(&mut self, out: &mut Parsed) {
         let pending = std::mem::take(&mut self.pending);
-        self.push_content(&pending, out);
+        if self.family != MarkedFamily::Granite {
+            self.push_content(&pending, out);
+        }
         self.args.clear();
         self.name = None;
         self.committed = false;
@@ -442,9 +540,11 @@ impl ToolParser for MarkedParser {
             // Inside kimi_k2's tool preamble (see `step_section`): nothing more is content.
             self.pending.clear();
         }
-        // An unfinished call header is content.
+        // An unfinished call header is content (granite's engine drops it).
         let pending = std::mem::take(&mut self.pending);
-        self.push_content(&pending, out);
+        if self.family != MarkedFamily::Granite {
+            self.push_content(&pending, out);
+        }
         self.engine_content.finish(self.calls > 0, out);
         self.buf.clear();
     }

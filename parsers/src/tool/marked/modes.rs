@@ -3,7 +3,7 @@
 //! ([`Flow::Stop`]).
 
 use super::object::ObjPhase;
-use super::{mark, CallForm, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME};
+use super::{mark, CallForm, Mark, MarkedFamily, MarkedParser, Mode, MAX_NAME, THINK_END};
 use crate::tool::json_scan::{Step, ValueScan};
 use crate::tool::Parsed;
 
@@ -47,6 +47,25 @@ impl MarkedParser {
                 return Flow::Next(i);
             }
         }
+        if at_start && self.family == MarkedFamily::Xlam {
+            // vLLM's xlam reads an output that is an array (after whitespace) as calls;
+            // `[TOOL_CALLS]` is its marker, not an array.
+            if c.is_whitespace() {
+                self.pending.push(c);
+                return Flow::Next(i + c.len_utf8());
+            }
+            match mark(rest, "[TOOL_CALLS]", at.at_end) {
+                Mark::Partial => return Flow::Stop(i),
+                Mark::Yes => {}
+                Mark::No if c == '[' => {
+                    self.begin_call();
+                    self.opener = usize::MAX;
+                    self.mode = Mode::MistralBody;
+                    return Flow::Next(i);
+                }
+                Mark::No => {}
+            }
+        }
         let opener = spec.section.map_or(spec.call_start, |s| s.0);
         if at_start && self.family == MarkedFamily::Jamba {
             // vLLM's jamba drops content that is one space before the calls (the leading
@@ -72,8 +91,25 @@ impl MarkedParser {
             self.push_content(&pending, out);
             self.mode = Mode::Content { at_start: false };
         }
-        match rest.find(opener) {
-            Some(found) => {
+        match self.find_opener(rest, opener) {
+            Some((found, THINK_END)) => {
+                // Thinking is content; an array right after it is calls (vLLM's xlam).
+                let end = found + THINK_END.len();
+                self.push_content(&rest[..end], out);
+                self.mode = Mode::Content { at_start: true };
+                Flow::Next(i + end)
+            }
+            Some((found, opener))
+                if !at.at_end
+                    && self.family.openers().iter().any(|o| {
+                        o.start.len() > opener.len() && o.start.starts_with(&rest[found..])
+                    }) =>
+            {
+                // A longer opener may still follow (xlam's ```` ``` ```` and ```` ```json ````).
+                self.push_content(&rest[..found], out);
+                Flow::Stop(i + found)
+            }
+            Some((found, opener)) => {
                 self.push_content(&rest[..found], out);
                 self.pending.push_str(opener);
                 i += found + opener.len();
@@ -82,7 +118,7 @@ impl MarkedParser {
                     (Some(_), _) => Mode::Section,
                     (None, family) if family.array_body() => Mode::MistralBody,
                     (None, _) => match spec.form {
-                        CallForm::Object => Mode::Object(ObjPhase::Open),
+                        CallForm::Object | CallForm::Keyed => Mode::Object(ObjPhase::Open),
                         CallForm::Named { .. } => Mode::Name,
                     },
                 };
@@ -92,12 +128,41 @@ impl MarkedParser {
                 let keep = if at.at_end {
                     0
                 } else {
-                    crate::partial_suffix(rest, opener)
+                    self.opener_suffix(rest, opener)
                 };
                 self.push_content(&rest[..rest.len() - keep], out);
                 Flow::Stop(i + rest.len() - keep)
             }
         }
+    }
+
+    /// The first call opener in `rest` (`opener`, or one of the family's `openers`: the
+    /// earliest, the longest of those there) and where; records which one it is.
+    fn find_opener(&mut self, rest: &str, opener: &'static str) -> Option<(usize, &'static str)> {
+        let openers = self.family.openers();
+        if openers.is_empty() {
+            return rest.find(opener).map(|at| (at, opener));
+        }
+        let found = openers
+            .iter()
+            .enumerate()
+            .filter_map(|(k, o)| rest.find(o.start).map(|at| (at, k)))
+            .min_by_key(|&(at, k)| (at, std::cmp::Reverse(openers[k].start.len())));
+        let (at, k) = found?;
+        self.opener = k;
+        Some((at, openers[k].start))
+    }
+
+    /// How many bytes at the end of `rest` may begin a call opener.
+    fn opener_suffix(&self, rest: &str, opener: &str) -> usize {
+        let own = crate::partial_suffix(rest, opener);
+        let others = self.family.openers().iter();
+        others.fold(own, |n, o| n.max(crate::partial_suffix(rest, o.start)))
+    }
+
+    /// The marker that may close the current block (see `MarkedFamily::openers`).
+    fn block_end(&self) -> Option<&'static str> {
+        self.family.openers().get(self.opener).and_then(|o| o.end)
     }
 
     pub(super) fn step_section(&mut self, at: At, out: &mut Parsed) -> Flow {
@@ -155,12 +220,16 @@ impl MarkedParser {
     /// Just after mistral's `[TOOL_CALLS]`: an array, an object or a name follows. After
     /// phi4mini's `functools`, only an array, at once (vLLM's `functools\[`): anything else
     /// leaves the word as text. After jamba's `<tool_calls>`, only an array (vLLM's
-    /// `json.loads` of a list, whitespace allowed).
+    /// `json.loads` of a list, whitespace allowed), and granite's markers likewise; after
+    /// apertus's, an array or one call object.
     pub(super) fn step_mistral_body(&mut self, at: At, out: &mut Parsed) -> Flow {
         let (c, i) = (at.c(), at.i);
         let array_only = match self.family {
             MarkedFamily::Phi4MiniJson => c != '[',
-            MarkedFamily::Jamba => c != '[' && !c.is_whitespace(),
+            MarkedFamily::Jamba | MarkedFamily::Granite | MarkedFamily::Xlam => {
+                c != '[' && !c.is_whitespace()
+            }
+            MarkedFamily::Apertus => !matches!(c, '[' | '{') && !c.is_whitespace(),
             _ => false,
         };
         if array_only {
@@ -209,6 +278,12 @@ impl MarkedParser {
             }
             ']' => {
                 self.in_array = false;
+                // vLLM's apertus reads an empty array as no calls, and drops it.
+                let empty =
+                    self.family == MarkedFamily::Apertus && self.pending.trim_end().ends_with('[');
+                if empty {
+                    self.pending.clear();
+                }
                 if self.pending.is_empty() {
                     self.mode = Mode::AfterCall;
                 } else {
@@ -369,7 +444,8 @@ impl MarkedParser {
         // become content if the call turns out malformed.
         let was_committed = self.committed;
         if self.object_char(phase, c, out) {
-            if !was_committed && !self.committed {
+            // (A nameless element that was dropped, mode changed, records nothing.)
+            if !was_committed && !self.committed && matches!(self.mode, Mode::Object(_)) {
                 self.pending.push(c);
             }
             return Flow::Next(i + c.len_utf8());
@@ -399,10 +475,30 @@ impl MarkedParser {
                     Flow::Stop(i + rest.len() - keep)
                 }
             },
-            None => {
-                self.mode = Mode::Between;
-                Flow::Next(i)
-            }
+            None => match self.block_end() {
+                // The end marker, where it comes next (after whitespace), is dropped with
+                // that whitespace; what follows is content, whitespace included (as vLLM's
+                // apertus streams it).
+                Some(end) => {
+                    let ws = rest.len() - rest.trim_start().len();
+                    match mark(&rest[ws..], end, at.at_end) {
+                        Mark::Yes => {
+                            self.mode = Mode::Content { at_start: false };
+                            Flow::Next(i + ws + end.len())
+                        }
+                        Mark::Partial => Flow::Stop(i),
+                        Mark::No if ws == rest.len() && !at.at_end => Flow::Stop(i),
+                        Mark::No => {
+                            self.mode = Mode::Content { at_start: false };
+                            Flow::Next(i)
+                        }
+                    }
+                }
+                None => {
+                    self.mode = Mode::Between;
+                    Flow::Next(i)
+                }
+            },
         }
     }
 
@@ -443,11 +539,14 @@ impl MarkedParser {
                 return Flow::Stop(if at.at_end { text.len() } else { i });
             }
             let next = &rest[ws_end..];
-            let call_start = self.spec().call_start;
-            if !at.at_end && call_start.starts_with(next) {
+            let own = [self.spec().call_start];
+            let starts = own
+                .iter()
+                .chain(self.family.openers().iter().map(|o| &o.start));
+            if !at.at_end && starts.clone().any(|s| s.starts_with(next)) {
                 return Flow::Stop(i); // a partial marker: wait for it
             }
-            if next.starts_with(call_start) || (llama && next.starts_with('{')) {
+            if starts.clone().any(|s| next.starts_with(s)) || (llama && next.starts_with('{')) {
                 return Flow::Next(i + ws_end);
             }
             self.mode = Mode::Content { at_start: false };

@@ -1,11 +1,12 @@
-//! The JSON call object of the `CallForm::Object` families (`{"name": .., "arguments": ..}`),
-//! one character at a time: the name is streamed as soon as it is read, the arguments as
-//! they arrive, and other members are skipped. Arguments written as a JSON string that
+//! The JSON call object of the `CallForm::Object` families (`{"name": .., "arguments": ..}`)
+//! and of the `CallForm::Keyed` one (`{"name": arguments}`), one character at a time: the
+//! name is streamed as soon as it is read, the arguments as they arrive, and other members
+//! are skipped. Arguments written as a JSON string that
 //! holds a JSON object (`"arguments": "{\"a\": 1}"`, common in fine-tunes) are unwrapped
 //! into the object, as vLLM's mistral and granite parsers unwrap them; such a string is
 //! held until it closes.
 
-use super::{MarkedParser, Mode, MAX_NAME};
+use super::{CallForm, MarkedFamily, MarkedParser, Mode, MAX_NAME};
 use crate::tool::json_scan::{Step, ValueScan};
 use crate::tool::Parsed;
 use serde::{Deserialize, Serialize};
@@ -84,6 +85,20 @@ impl MarkedParser {
                     return true;
                 }
                 self.scan = ValueScan::default();
+                if matches!(self.spec().form, CallForm::Keyed) {
+                    // The first key names the call and its value is the arguments.
+                    if self.committed {
+                        self.key.clear();
+                    } else {
+                        let name = std::mem::take(&mut self.key);
+                        if name.is_empty() || name.len() > MAX_NAME {
+                            self.malformed(out);
+                            return false;
+                        }
+                        self.commit(name, None);
+                        self.key = "arguments".into();
+                    }
+                }
                 let next = match self.key.as_str() {
                     "name" if c == '"' && !self.committed => {
                         self.token.clear();
@@ -175,6 +190,14 @@ impl MarkedParser {
     /// The object's closing brace: returns whether it was consumed as part of a call (an
     /// object without a name is not a call, and its brace is content like the rest).
     fn close_object(&mut self, out: &mut Parsed) -> bool {
+        let skips = matches!(self.family, MarkedFamily::Granite | MarkedFamily::Apertus);
+        if !self.committed && self.in_array && skips {
+            // vLLM's granite and apertus drop an element without a name and read on in the
+            // array.
+            self.pending.clear();
+            self.mode = Mode::AfterCall;
+            return true;
+        }
         if !self.committed {
             self.malformed(out);
             return false;
