@@ -109,6 +109,11 @@ SUITES = [
     ("phi4_mini_json", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("jamba", "qwen3", None, ["<tool_calls>", "</tool_calls>"], BASIC, MORE_VARIANTS),
     ("internlm", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("granite", "qwen3", None, ["<|tool_call|>"], BASIC, MORE_VARIANTS),
+    ("apertus", "qwen3", None, ["<|tools_prefix|>", "<|tools_suffix|>"], BASIC, MORE_VARIANTS),
+    ("lfm2", "qwen3", None, ["<|tool_call_start|>", "<|tool_call_end|>"], BASIC, MORE_VARIANTS),
+    ("xlam", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("olmo3", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("openai", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
     # gpt-oss with its reasoning parser only: vLLM still composes its Harmony parser, which
     # rewrites the request's own constraint (no tool tags).
