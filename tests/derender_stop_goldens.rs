@@ -18,18 +18,6 @@ mod common;
 
 use common::{derender_server, post_json, qwen3_only};
 use serde_json::{json, Value};
-use std::io::Read;
-
-fn goldens() -> Vec<Value> {
-    let gz = std::fs::read(common::fixtures().join("goldens/derender_stop.jsonl.gz")).unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .read_to_string(&mut text)
-        .unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
 
 /// The answer to `requests` in the script's summary form.
 fn send(base: &str, kind: &str, requests: &[Value]) -> Value {
@@ -78,7 +66,7 @@ fn send(base: &str, kind: &str, requests: &[Value]) -> Value {
 fn derender_ends_outputs_as_vllm_does() {
     let parsers = derender_server(qwen3_only(), "hermes", "qwen3");
     let plain = derender_server(qwen3_only(), "none", "none");
-    let lines = goldens();
+    let lines = common::gz_jsonl("goldens/derender_stop.jsonl.gz");
     assert!(lines.len() > 100, "{} lines", lines.len());
     let mut failures = Vec::new();
     for line in &lines {

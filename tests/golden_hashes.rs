@@ -7,17 +7,9 @@ mod common;
 use common::*;
 use llm_render::hashing::{self, BlockExtraKeys, ExtraInputs, HashRequest, VllmAlgo};
 use serde_json::{json, Value};
-use std::io::Read;
 
 fn records(name: &str) -> Vec<Value> {
-    let gz = std::fs::read(fixtures().join("goldens/hashes").join(name)).unwrap();
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(gz.as_slice())
-        .read_to_string(&mut text)
-        .unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::gz_jsonl(&format!("goldens/hashes/{name}"))
 }
 
 fn algo(name: &str) -> VllmAlgo {

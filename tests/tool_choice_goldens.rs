@@ -79,15 +79,7 @@ fn known_difference(golden: &Value) -> Option<&'static str> {
 
 #[test]
 fn structured_outputs_for_tool_choice_equal_vllms() {
-    let gz =
-        std::fs::read(fixtures().join("goldens/tool_choice/structured_outputs.jsonl.gz")).unwrap();
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut text)
-        .unwrap();
-    let goldens: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let goldens = common::gz_jsonl("goldens/tool_choice/structured_outputs.jsonl.gz");
     let mut by_parser: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for g in &goldens {
         by_parser

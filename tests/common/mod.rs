@@ -132,6 +132,19 @@ pub fn image_jsonl(name: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A gzipped JSON-lines golden file under `fixtures/` (`goldens/hashes/vllm.jsonl.gz`).
+pub fn gz_jsonl(rel: &str) -> Vec<Value> {
+    use std::io::Read;
+    let gz = std::fs::read(fixtures().join(rel)).expect("golden file");
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(gz.as_slice())
+        .read_to_string(&mut text)
+        .expect("gzipped UTF-8");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("golden line"))
+        .collect()
+}
+
 /// Deterministic test data (splitmix64): only reproducibility matters, not quality.
 pub struct Rng(pub u64);
 
