@@ -217,11 +217,16 @@ pub fn constraint_parser(
 ) -> Option<(&'static ToolEntry, bool)> {
     match tool_entry(opts, model) {
         Some(entry) => Some((entry, true)),
-        None if model.harmony.is_some() && opts.reasoning_parser != "none" => {
+        None if harmony_reasoning(opts, model) => {
             tool_parser_for_model(HARMONY_TOOLS).map(|entry| (entry, false))
         }
         None => None,
     }
+}
+
+/// A Harmony model (gpt-oss) with a reasoning parser: vLLM then runs its Harmony parser.
+fn harmony_reasoning(opts: &RenderOptions, model: &Model) -> bool {
+    model.harmony.is_some() && opts.reasoning_parser != "none"
 }
 
 /// The fields for a chat request rendered to `prompt`.
@@ -231,7 +236,7 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     let spec = reasoning_spec(opts, model);
     // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
     // (`GptOssReasoningParser.is_reasoning_end`).
-    let harmony_reasoning = model.harmony.is_some() && opts.reasoning_parser != "none";
+    let harmony_reasoning = harmony_reasoning(opts, model);
     let reasoning_parser_kwargs =
         (spec.is_some() || harmony_reasoning).then(|| json!({"chat_template_kwargs": kwargs}));
     if req.converted_from == ConvertedFrom::Responses {
