@@ -58,6 +58,20 @@ fn read_input(file: Option<&str>) -> anyhow::Result<Vec<u8>> {
     }
 }
 
+/// The models and configuration `llm-render serve <flags>` would serve, built in process:
+/// its flags and defaults, its models loaded, no socket or thread (see
+/// `serve_cmd::in_process`). `server::AppState::new` makes them a server state, which
+/// answers requests through [`crate::server::respond`].
+pub fn serve_in_process(
+    flags: &[&str],
+) -> anyhow::Result<(crate::model::ModelRegistry, crate::server::ServerConfig)> {
+    let argv = ["llm-render", "serve"].iter().chain(flags);
+    match Cli::try_parse_from(argv)?.command {
+        Command::Serve(args) => serve_cmd::in_process(args),
+        _ => anyhow::bail!("not a serve command line"),
+    }
+}
+
 /// Runs the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {

@@ -281,7 +281,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     }
 }
 
-fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
+fn serve(args: ServeArgs, mut checked: Checked) -> anyhow::Result<()> {
     // The port first: taken, it fails now rather than after the models have loaded.
     let bound = server::bind(&args.host, args.port)?;
     tracing::info!(address = %bound.local_addr(), "address bound; loading models");
@@ -293,7 +293,7 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
         warn_of_gaps(m);
     }
-    let engine = match checked.engine {
+    let engine = match checked.engine.take() {
         Some(cfg) => {
             let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;
             engine.watch_health()?;
@@ -301,26 +301,7 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let config = ServerConfig {
-        max_body_bytes: args.max_body_bytes,
-        request_timeout: checked.request_timeout,
-        header_read_timeout: checked.header_read_timeout,
-        max_concurrency: args.max_concurrency,
-        inline_max_bytes: args.inline_max_bytes,
-        max_blocking_renders: args
-            .max_blocking_renders
-            .unwrap_or_else(crate::server::available_cores),
-        render: RenderOptions {
-            reasoning_parser: args.parsers.reasoning_parser.clone(),
-            tool_call_parser: args.parsers.tool_call_parser.clone(),
-            ..args.model.render_options()
-        },
-        derender: args.parsers.derender_config(),
-        engine,
-        access_log: args.access_log,
-        drain_delay: checked.drain_delay,
-        drain_timeout: checked.drain_timeout,
-    };
+    let config = server_config(&args, &checked, engine);
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
     }
@@ -351,6 +332,50 @@ fn serve(args: ServeArgs, checked: Checked) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The configuration `serve` runs with, from its flags (`checked` from [`check`]).
+fn server_config(
+    args: &ServeArgs,
+    checked: &Checked,
+    engine: Option<std::sync::Arc<crate::engine::Engine>>,
+) -> ServerConfig {
+    ServerConfig {
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: checked.request_timeout,
+        header_read_timeout: checked.header_read_timeout,
+        max_concurrency: args.max_concurrency,
+        inline_max_bytes: args.inline_max_bytes,
+        max_blocking_renders: args
+            .max_blocking_renders
+            .unwrap_or_else(crate::server::available_cores),
+        render: RenderOptions {
+            reasoning_parser: args.parsers.reasoning_parser.clone(),
+            tool_call_parser: args.parsers.tool_call_parser.clone(),
+            ..args.model.render_options()
+        },
+        derender: args.parsers.derender_config(),
+        engine,
+        access_log: args.access_log,
+        drain_delay: checked.drain_delay,
+        drain_timeout: checked.drain_timeout,
+    }
+}
+
+/// What `serve` would serve, built in process from the same flags (`llm-render serve …` as
+/// [`crate::cli::Cli`] parses it): the models loaded and the configuration, no socket,
+/// engine, logging or thread; `AppState::new` turns them into a server state. For callers
+/// that answer requests through [`server::respond`] (the fuzz targets in `fuzz/`, which
+/// load models before AFL++ forks and start threads after). An `--engine` flag is refused.
+pub fn in_process(args: ServeArgs) -> anyhow::Result<(crate::model::ModelRegistry, ServerConfig)> {
+    let checked = check(&args)?;
+    if checked.engine.is_some() {
+        anyhow::bail!("--engine is not served in process");
+    }
+    args.model.check()?;
+    let models = args.model.load()?;
+    let config = server_config(&args, &checked, None);
+    Ok((models, config))
 }
 
 /// Warns, one line each, of what a model lacks that requests will miss.

@@ -33,5 +33,5 @@ pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedCh
 pub use reshape::{derender_as, Api};
 pub use route::{check_named_parser_rule, derender};
 pub use session::{ChoiceState, Delta, Options};
-pub use state::{StateCodec, StreamState};
+pub use state::{ApiStream, StateCodec, StreamState};
 pub use stop::StopStrings;

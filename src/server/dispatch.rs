@@ -237,9 +237,33 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
     }
 }
 
+/// A request body the server reads: hyper's `Incoming` from a connection, or a whole body
+/// handed in by [`respond`].
+pub(crate) trait RequestBody:
+    http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+{
+}
+
+impl<B> RequestBody for B where
+    B: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+{
+}
+
+/// The server's answer to one request, in process: the same routing, guard, limits, metrics
+/// and handlers as a request from a connection, without the connection (no access log line,
+/// no header-read timeout, no `Connection: close` while draining). For callers that hold a
+/// whole request: the fuzz targets (`fuzz/`) and their regression test.
+pub async fn respond(state: &Arc<AppState>, req: Request<http_body_util::Full<Bytes>>) -> Response {
+    dispatch(state, req, &mut 0).await
+}
+
 /// Routes `req`, counted in the request metrics whatever its answer; `bytes_in` is set to
 /// the length of the body when it is read.
-async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>, bytes_in: &mut u64) -> Response {
+async fn dispatch<B: RequestBody>(
+    state: &Arc<AppState>,
+    req: Request<B>,
+    bytes_in: &mut u64,
+) -> Response {
     let method = req.method().clone();
     let route = Route::find(req.uri().path());
     let flight = InFlight::start(state, route.map_or("unmatched", |r| r.path));
@@ -270,7 +294,7 @@ async fn dispatch(state: &Arc<AppState>, req: Request<Incoming>, bytes_in: &mut 
 /// (reading its body included). `bytes_in`: the body's length, once read.
 async fn guarded(
     state: &Arc<AppState>,
-    body: Incoming,
+    body: impl RequestBody,
     handler: fn(Arc<AppState>, Bytes) -> Answer,
     bytes_in: &mut u64,
 ) -> Response {
@@ -305,7 +329,7 @@ async fn guarded(
 /// body's length, once read.
 async fn front(
     state: &Arc<AppState>,
-    body: Incoming,
+    body: impl RequestBody,
     handler: fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer,
     bytes_in: &mut u64,
 ) -> Response {
@@ -344,14 +368,14 @@ fn at_capacity(state: &AppState) -> Response {
 
 /// The whole request body, or 413 past `limit` bytes (at once when its `content-length`
 /// says so), or 400 when the client stops sending it midway.
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> {
+async fn read_body(body: impl RequestBody, limit: usize) -> Result<Bytes, ApiError> {
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request body is larger than the server's limit (--max-body-bytes)",
         )
     };
-    if hyper::body::Body::size_hint(&body).lower() > limit as u64 {
+    if http_body::Body::size_hint(&body).lower() > limit as u64 {
         return Err(too_large());
     }
     match Limited::new(body, limit).collect().await {

@@ -21,6 +21,7 @@ mod metrics;
 mod routes;
 mod transport;
 
+pub use dispatch::respond;
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use transport::listener::{bind, BindError, Bound};
