@@ -37,9 +37,10 @@ pub struct ModelArgs {
         env = "LLM_RENDER_CHAT_TEMPLATE"
     )]
     pub chat_templates: Vec<String>,
-    /// Template instruction budget per render (minijinja fuel); exhausted → 400. 0 disables
-    /// the bound.
-    #[arg(long, default_value_t = 50_000_000, env = "LLM_RENDER_TEMPLATE_FUEL")]
+    /// Template budget per render (minijinja fuel: one per instruction, one per 64 bytes a
+    /// template makes); exhausted → 400. The default is 4× what a ~300k-token chat with 200
+    /// tools takes, and stops a runaway template after ~128 MB. 0 disables the bound.
+    #[arg(long, default_value_t = crate::model::DEFAULT_TEMPLATE_FUEL, env = "LLM_RENDER_TEMPLATE_FUEL")]
     pub template_fuel: u64,
     /// Context length; longer prompts get a 400, and it caps `max_tokens` [default: from
     /// config.json, else tokenizer_config.json's model_max_length].

@@ -33,16 +33,8 @@ pub fn load_models(names: &[&str], opts: &LoadOptions) -> ModelRegistry {
 /// The golden models, loaded once per test binary.
 pub fn golden_registry() -> ModelRegistry {
     static REG: OnceLock<ModelRegistry> = OnceLock::new();
-    REG.get_or_init(|| {
-        load_models(
-            &GOLDEN_MODELS,
-            &LoadOptions {
-                template_fuel: Some(50_000_000),
-                ..Default::default()
-            },
-        )
-    })
-    .clone()
+    REG.get_or_init(|| load_models(&GOLDEN_MODELS, &LoadOptions::default()))
+        .clone()
 }
 
 /// One golden record: a request and either its token IDs or the error transformers raised.
