@@ -87,6 +87,10 @@ pub struct Delta {
     pub stop_reason: Option<serde_json::Value>,
 }
 
+/// The most tool calls one choice makes: far beyond any real output, and a bound on the
+/// call-id list a stream state carries.
+const MAX_TOOL_CALLS: usize = 1 << 14;
+
 /// One choice between chunks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChoiceState {
@@ -158,6 +162,27 @@ impl ChoiceState {
         self
     }
 
+    /// What a state resumed from a client must hold to (checked by `StreamState::check`
+    /// after its signature): the detokenizer has read no more than its window, which is no
+    /// longer than vLLM lets `prev_tokens` be, and the counters stay within what one output
+    /// reaches. A signed state only fails this if it was made by a holder of the key; the
+    /// fuzz target `state` found each of these turned into a panic or an allocation of
+    /// terabytes.
+    pub(super) fn check(&self) -> Result<(), &'static str> {
+        if self.detok.window.len() > super::vllm_state::MAX_PREV_TOKENS
+            || self.detok.read > self.detok.window.len()
+        {
+            return Err("detokenizer window out of bounds");
+        }
+        if self.tool_calls > MAX_TOOL_CALLS {
+            return Err("too many tool calls");
+        }
+        if self.logprob_context.len() > super::vllm_state::MAX_LOGPROB_CONTEXT {
+            return Err("logprob context too long");
+        }
+        Ok(())
+    }
+
     /// The reasoning tags this choice splits by, if it parses reasoning.
     pub fn reasoning_spec(&self) -> Option<&llm_render_parsers::TagSpec> {
         self.reasoning.as_ref().map(TagReasoningParser::spec)
@@ -204,7 +229,7 @@ impl ChoiceState {
         let mut delta = Delta::default();
         let whole = self.tokens == 0;
         // Usage counts every ID the engine sent, as vLLM's derender does.
-        self.tokens += ids.len();
+        self.tokens = self.tokens.saturating_add(ids.len());
         if self.done {
             return Ok(delta);
         }
@@ -253,8 +278,17 @@ impl ChoiceState {
         if !opts.hide_reasoning {
             delta.reasoning = reasoning;
         }
-        if let Some(last) = parsed.calls.iter().map(|d| d.index + 1).max() {
-            self.tool_calls = self.tool_calls.max(last);
+        // Calls are numbered in order: a delta names a call already started or the next
+        // one. A parser resumed from a forged state could number one anywhere, and the
+        // call-id list (`stream::wire`) is as long as the highest number.
+        for d in &parsed.calls {
+            if d.index > self.tool_calls || d.index >= MAX_TOOL_CALLS {
+                return Err(RequestError::invalid(
+                    "stream_state",
+                    "invalid stream_state: a tool call out of order",
+                ));
+            }
+            self.tool_calls = self.tool_calls.max(d.index + 1);
         }
         delta.content = parsed.content;
         delta.tool_calls = parsed.calls;

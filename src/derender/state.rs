@@ -187,7 +187,27 @@ impl StateCodec {
                 state.model
             )));
         }
+        state.check().map_err(bad)?;
         Ok(state)
+    }
+}
+
+impl StreamState {
+    /// The bounds a decoded state must keep before it is resumed: no more choices than a
+    /// stream follows, each index once, a prompt tail no longer than vLLM's `prev_tokens`,
+    /// and each choice's own (`ChoiceState::check`).
+    fn check(&self) -> Result<(), &'static str> {
+        if self.choices.len() > super::stream::MAX_STREAM_CHOICES {
+            return Err("too many choices");
+        }
+        let mut seen = std::collections::HashSet::with_capacity(self.choices.len());
+        if !self.choices.iter().all(|c| seen.insert(c.index)) {
+            return Err("a choice index twice");
+        }
+        if self.prompt_tail.len() > super::vllm_state::MAX_PREV_TOKENS {
+            return Err("prompt tail too long");
+        }
+        self.choices.iter().try_for_each(ChoiceState::check)
     }
 }
 
@@ -208,6 +228,40 @@ mod tests {
             choices: Vec::new(),
             api: None,
         }
+    }
+
+    /// A state signed with the key but out of bounds (as the fuzz target `state` made them:
+    /// `fuzz/regressions/state/`) is refused with a 400, not resumed into a panic.
+    #[test]
+    fn a_signed_state_out_of_bounds_is_refused() {
+        let codec = StateCodec::new(Some("k"), 0);
+        let stops = || crate::derender::StopStrings::new(Vec::new(), false);
+        let choice = || ChoiceState::new(0, stops(), None, None);
+        let mut past_window = choice();
+        past_window.resume_detok(crate::derender::DetokState {
+            window: vec![1],
+            read: 7,
+        });
+        let mut calls = choice();
+        calls.tool_calls = usize::MAX;
+        let cases = [
+            vec![past_window],
+            vec![calls],
+            vec![choice(), choice()],
+            (0..200)
+                .map(|i| ChoiceState::new(i, stops(), None, None))
+                .collect(),
+        ];
+        for choices in cases {
+            let mut st = sample();
+            st.choices = choices;
+            let token = codec.encode(&st).unwrap();
+            let err = codec.decode(&token, "qwen3").unwrap_err();
+            assert!(err.to_string().contains("invalid stream_state"), "{err}");
+        }
+        let mut st = sample();
+        st.choices = vec![choice()];
+        assert!(codec.decode(&codec.encode(&st).unwrap(), "qwen3").is_ok());
     }
 
     #[test]

@@ -30,7 +30,7 @@ use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
 
 /// The most choices one signed state follows.
-const MAX_STREAM_CHOICES: usize = 128;
+pub(super) const MAX_STREAM_CHOICES: usize = 128;
 
 /// One engine chunk of a stream: the chunk it becomes and the state to send back with the
 /// next one. The first chunk (no `stream_state`) starts the state from the request.
@@ -159,7 +159,9 @@ pub(super) fn step(
         }
         if let Some(max) = model.max_model_len {
             let prompt = req.prompt_ids(0, output).map_or(0, <[u32]>::len);
-            let total = prompt + st.tokens + c.ids().len();
+            let total = prompt
+                .saturating_add(st.tokens)
+                .saturating_add(c.ids().len());
             if total as u64 > max {
                 return Err(RequestError::invalid(
                     "generate_chunk.choices",

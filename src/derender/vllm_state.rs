@@ -43,9 +43,9 @@ use serde_json::Value;
 pub const SIGNED_FIELD: &str = "llm_render_state";
 
 /// vLLM's bound on `prev_tokens` (its field validator).
-const MAX_PREV_TOKENS: usize = 1024;
+pub(super) const MAX_PREV_TOKENS: usize = 1024;
 /// vLLM's bound on `logprob_context_token_ids`.
-const MAX_LOGPROB_CONTEXT: usize = 4;
+pub(super) const MAX_LOGPROB_CONTEXT: usize = 4;
 
 /// vLLM's `DerenderStreamState`, field for field. Unknown fields are ignored, as pydantic's
 /// default does.
