@@ -62,7 +62,8 @@ pub struct ModelArgs {
     #[arg(long, default_value_t = 64, env = "LLM_RENDER_PROMPT_CACHE_MB")]
     pub prompt_cache_mb: usize,
     /// Accept `chat_template` in requests (compiled per request), as vLLM's flag. Only for
-    /// trusted clients.
+    /// trusted clients: `--template-fuel` bounds a template's work, but minijinja 3.1 does not
+    /// charge one list concatenation, which can exhaust memory (docs/fuzzing.md).
     #[arg(long, env = "LLM_RENDER_TRUST_REQUEST_CHAT_TEMPLATE", value_parser = BoolishValueParser::new())]
     pub trust_request_chat_template: bool,
     #[command(flatten)]

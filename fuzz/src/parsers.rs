@@ -1,0 +1,147 @@
+//! `parsers`: model output into each output parser. The input is `tool:NAME`,
+//! `reasoning:NAME` or `harmony`, a newline, then the text (NAME: a vLLM parser name from
+//! the registry; an unknown one is skipped). The text is parsed one-shot, one character at
+//! a time and in pieces of mixed sizes: none may panic, and every chunking must give the
+//! one-shot result (content, reasoning and the folded tool calls), the property the
+//! parsers crate promises.
+
+use llm_render_parsers::{
+    reasoning_parser, tool_parser, HarmonyParser, Parsed, ReasoningParser, Split, ToolParser,
+    ToolSchemas,
+};
+use serde_json::json;
+use std::sync::{Arc, OnceLock};
+
+/// The tools the typed (XML) families read values by: every JSON type, and a call without
+/// parameters.
+fn schemas() -> Arc<ToolSchemas> {
+    static S: OnceLock<Arc<ToolSchemas>> = OnceLock::new();
+    S.get_or_init(|| {
+        let tools = [
+            json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {
+                    "city": {"type": "string"}, "days": {"type": "integer"},
+                    "metric": {"type": "boolean"}, "ratio": {"type": "number"},
+                    "opts": {"type": "object"}, "tags": {"type": "array"},
+                    "unit": {"enum": ["c", "f"]}, "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}),
+            json!({"type": "function", "function": {"name": "write_file", "parameters": {
+                "type": "object", "properties": {
+                    "path": {"type": "string"}, "content": {"type": "string"}}}}}),
+            json!({"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}),
+        ];
+        Arc::new(ToolSchemas::from_tools(&tools))
+    })
+    .clone()
+}
+
+/// The chunkings every input is parsed in: whole, one character at a time, and pieces of
+/// 1, 2, 3, 5, 8 and 13 bytes (rounded up to a character), starting at a size picked by
+/// the text's length.
+fn chunkings(text: &str) -> Vec<Vec<&str>> {
+    let chars: Vec<&str> = text
+        .char_indices()
+        .map(|(i, c)| &text[i..i + c.len_utf8()])
+        .collect();
+    const SIZES: [usize; 6] = [1, 2, 3, 5, 8, 13];
+    let mut mixed = Vec::new();
+    let (mut i, mut k) = (0, text.len() % SIZES.len());
+    while i < text.len() {
+        let mut j = (i + SIZES[k % SIZES.len()]).min(text.len());
+        while !text.is_char_boundary(j) {
+            j += 1;
+        }
+        mixed.push(&text[i..j]);
+        i = j;
+        k += 1;
+    }
+    vec![vec![text], chars, mixed]
+}
+
+/// What a parse ends with, compared across chunkings.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    content: String,
+    reasoning: String,
+    calls: Vec<(String, String)>,
+}
+
+fn tools(name: &str, chunks: &[&str]) -> Option<Outcome> {
+    let mut p = tool_parser(name, schemas())?;
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    Some(outcome(out, String::new()))
+}
+
+fn reasoning(name: &str, chunks: &[&str]) -> Option<Outcome> {
+    let mut p = reasoning_parser(name)?;
+    let mut out = Split::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    Some(Outcome {
+        content: out.content,
+        reasoning: out.reasoning,
+        calls: Vec::new(),
+    })
+}
+
+fn harmony(chunks: &[&str]) -> Outcome {
+    let mut p = HarmonyParser::new(true, true);
+    let (mut reasoning, mut out) = (String::new(), Parsed::default());
+    for c in chunks {
+        p.push(c, &mut reasoning, &mut out);
+    }
+    p.finish(&mut reasoning, &mut out);
+    outcome(out, reasoning)
+}
+
+fn outcome(out: Parsed, reasoning: String) -> Outcome {
+    let calls = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| (c.name, c.arguments))
+        .collect();
+    Outcome {
+        content: out.content,
+        reasoning,
+        calls,
+    }
+}
+
+/// The input for `text` through `parser` (`tool:NAME`, `reasoning:NAME` or `harmony`).
+pub fn input(parser: &str, text: &str) -> Vec<u8> {
+    format!("{parser}\n{text}").into_bytes()
+}
+
+pub fn run(data: &[u8]) {
+    let Ok(data) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Some((parser, text)) = data.split_once('\n') else {
+        return;
+    };
+    let parse = |chunks: &[&str]| match parser.split_once(':') {
+        Some(("tool", name)) => tools(name, chunks),
+        Some(("reasoning", name)) => reasoning(name, chunks),
+        None if parser == "harmony" => Some(harmony(chunks)),
+        _ => None,
+    };
+    let mut ways = chunkings(text).into_iter();
+    let Some(whole) = ways.next() else { return };
+    let Some(one_shot) = parse(&whole) else {
+        return;
+    };
+    for chunks in ways {
+        let streamed = parse(&chunks);
+        assert_eq!(
+            streamed.as_ref(),
+            Some(&one_shot),
+            "{parser}: streamed in {} pieces differs from one-shot",
+            chunks.len()
+        );
+    }
+}
