@@ -9,8 +9,8 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser,
-    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, HyV4Parser, MarkedFamily, MarkedParser, Parsed,
+    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -476,6 +476,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "hy_v4",
+        help: "Hunyuan v4: <tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+        model_patterns: &["hy4", "hy-4"],
+        make: |schemas| AnyToolParser::HyV4(HyV4Parser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's HYV4ToolParser: supports_required_and_named = False, its structural tag
+        // only with VLLM_ENFORCE_STRICT_TOOL_CALLING.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
@@ -569,6 +579,7 @@ pub enum AnyToolParser {
     Xml(XmlParser),
     Pythonic(PythonicParser),
     PythonicBlock(PythonicBlockParser),
+    HyV4(HyV4Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -577,13 +588,15 @@ pub enum AnyToolParser {
 impl AnyToolParser {
     /// Whether the parser types values by the request's tool schemas (the XML families).
     pub fn uses_schemas(&self) -> bool {
-        matches!(self, AnyToolParser::Xml(_))
+        matches!(self, AnyToolParser::Xml(_) | AnyToolParser::HyV4(_))
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
     pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
-        if let AnyToolParser::Xml(p) = self {
-            p.set_schemas(schemas);
+        match self {
+            AnyToolParser::Xml(p) => p.set_schemas(schemas),
+            AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            _ => {}
         }
     }
 }
@@ -595,6 +608,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
+            AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -607,6 +621,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::PythonicBlock(p) => p.finish(out),
+            AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

@@ -158,7 +158,7 @@ fn call_openers(spec: &Spec) -> Vec<&'static str> {
 }
 
 /// The first of `markers` in `text`, as (offset, marker).
-fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
+pub(super) fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
     markers
         .iter()
         .filter_map(|m| text.find(m).map(|at| (at, *m)))
@@ -166,7 +166,7 @@ fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
 }
 
 /// How many trailing bytes of `text` may start one of `markers`.
-fn held(text: &str, markers: &[&str]) -> usize {
+pub(super) fn held(text: &str, markers: &[&str]) -> usize {
     markers
         .iter()
         .map(|m| crate::partial_suffix(text, m))
