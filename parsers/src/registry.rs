@@ -428,6 +428,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         },
     },
     ToolEntry {
+        name: "minimax_m2",
+        help: "MiniMax-M2: <minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke>…</minimax:tool_call>",
+        model_patterns: &["minimax-m2", "minimax_m2"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::MinimaxM2, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's `minimax` tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
