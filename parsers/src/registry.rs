@@ -372,11 +372,30 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "deepseek_v31",
-        help: "DeepSeek-V3.1/V3.2: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
-        model_patterns: &["deepseek-v3.1", "deepseek-v3.2"],
+        help: "DeepSeek-V3.1/V3.2-Exp: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
+        // V3.2-Exp still writes V3.1's format; V3.2 itself writes DSML (deepseek_v32).
+        model_patterns: &["deepseek-v3.1", "deepseek-v3.2-exp"],
         make: |_| marked(MarkedFamily::DeepseekV31),
         keeps_special_tokens: false,
         grammar: ToolGrammar::Tags(DEEPSEEK_V31_TAGS),
+    },
+    ToolEntry {
+        name: "deepseek_v32",
+        help: "DeepSeek-V3.2: <｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v</｜DSML｜parameter></｜DSML｜invoke>…",
+        model_patterns: &["deepseek-v3.2", "deepseek_v32"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV32, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v3_2 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "deepseek_v4",
+        help: "DeepSeek-V4: deepseek_v32's DSML calls in <｜DSML｜tool_calls>…</｜DSML｜tool_calls>",
+        model_patterns: &["deepseek-v4"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV4, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v4 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
         name: "deepseek_v3",

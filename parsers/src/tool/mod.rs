@@ -206,6 +206,11 @@ impl ToolSchemas {
         self.types.get(tool)?.get(param).copied()
     }
 
+    /// Whether the request declares `tool` with at least one parameter.
+    pub fn declares_params(&self, tool: &str) -> bool {
+        self.types.get(tool).is_some_and(|p| !p.is_empty())
+    }
+
     /// A parameter's schema as the request wrote it; `None` when the tool or the parameter
     /// is not declared.
     pub fn param_schema(&self, tool: &str, param: &str) -> Option<&Value> {

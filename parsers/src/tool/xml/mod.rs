@@ -6,6 +6,7 @@
 //! | `mimo` (MiMo-V2) | qwen3_coder's, values kept with their newlines |
 //! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
+//! | `deepseek_v32`, `deepseek_v4` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`), values read by their `string` attribute (see `dsml.rs`) |
 //! | `minimax_m2` (MiniMax-M2) | `<minimax:tool_call>\n<invoke name="f">\n<parameter name="city">Paris</parameter>\n</invoke>\n<invoke name="g">…</invoke>\n</minimax:tool_call>`, names quoted with `"`, `'` or not at all, values verbatim |
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM
@@ -17,6 +18,7 @@
 //! values of parameters that can only be strings stream character by character; other values
 //! are emitted when their closing tag arrives.
 
+mod dsml;
 mod spec;
 
 use spec::Spec;
@@ -71,6 +73,16 @@ pub struct XmlParser {
     /// The call being read was opened by a bare `<function=` (no `call_start`).
     #[serde(default)]
     bare: bool,
+    /// DSML: the value being read has `string="true"`.
+    #[serde(default)]
+    raw_string: bool,
+    /// DSML: the value being read is a wrapper (`arguments`/`input`) that may be unwrapped.
+    #[serde(default)]
+    wrapping: bool,
+    /// DSML: a wrapper read, as (key, JSON value), not yet written: the call's arguments if
+    /// nothing follows it.
+    #[serde(default)]
+    wrapper: Option<(String, String)>,
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
 }
@@ -124,6 +136,9 @@ impl XmlParser {
             opened: false,
             content: EngineContent::default(),
             bare: false,
+            raw_string: false,
+            wrapping: false,
+            wrapper: None,
             schemas,
         }
     }
@@ -157,11 +172,30 @@ impl XmlParser {
     }
 
     fn streams_string(&self) -> bool {
-        self.family.spec().streams_strings && self.param_types() == Types::STRING
+        let spec = self.family.spec();
+        spec.streams_strings
+            && self.param_types() == Types::STRING
+            && (!spec.dsml || (self.raw_string && !self.wrapping))
     }
 
     fn close_args(&mut self, out: &mut Parsed) {
+        if let Some((key, json)) = self.wrapper.take() {
+            let schemas = &self.schemas;
+            let types = |k: &str| schemas.param_types(&self.name, k);
+            let args = dsml::unwrap(&json, &types)
+                .unwrap_or_else(|| format!("{{{}: {json}}}", dumps_str(&key)));
+            out.args(self.index(), &args);
+            return;
+        }
         out.args(self.index(), if self.params == 0 { "{}" } else { "}" });
+    }
+
+    /// A DSML wrapper followed by another parameter is an argument like any other.
+    fn flush_wrapper(&mut self, out: &mut Parsed) {
+        if let Some((key, json)) = self.wrapper.take() {
+            out.args(self.index(), &format!("{{{}: {json}", dumps_str(&key)));
+            self.params = 1;
+        }
     }
 
     /// Streams what can be sent of a string value held in `token`; `last`: its closing tag
@@ -199,6 +233,17 @@ impl XmlParser {
     fn end_value(&mut self, out: &mut Parsed) {
         if self.streams_string() {
             self.stream_string(true, out);
+            return;
+        }
+        if self.family.spec().dsml {
+            let text = std::mem::take(&mut self.token);
+            if std::mem::take(&mut self.wrapping) {
+                let json = dsml::value(&text, self.raw_string, None);
+                self.wrapper = Some((self.key.clone(), json));
+                return;
+            }
+            let declared = self.schemas.param_types(&self.name, &self.key);
+            out.args(self.index(), &dsml::value(&text, self.raw_string, declared));
             return;
         }
         let mut value = std::mem::take(&mut self.token);
@@ -317,6 +362,8 @@ impl XmlParser {
         }
         self.calls += 1;
         self.params = 0;
+        self.wrapper = None;
+        self.wrapping = false;
         self.pending.clear();
         self.content.call_started();
         self.token.clear();
@@ -357,18 +404,39 @@ impl XmlParser {
             return Step::Wait(n);
         };
         self.token.push_str(&rest[..at]);
-        self.key = unquote(spec, self.token.trim()).to_string();
+        if spec.dsml {
+            // A head vLLM's pattern does not read is taken leniently: its text is the key.
+            let (key, raw) =
+                dsml::head(&self.token).unwrap_or_else(|| (self.token.trim().to_string(), false));
+            self.key = key;
+            self.raw_string = raw;
+        } else {
+            self.key = unquote(spec, self.token.trim()).to_string();
+        }
         self.token.clear();
-        let sep = if self.params == 0 { "{" } else { ", " };
-        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
-        self.params += 1;
         self.lead_done = false;
         self.opened = false;
-        self.mode = if spec.value_open.is_some() {
+        let next = if spec.value_open.is_some() {
             Mode::BeforeValue
         } else {
             Mode::Value
         };
+        if spec.dsml
+            && self.params == 0
+            && self.wrapper.is_none()
+            && (self.key == "arguments" || self.key == "input")
+            && self.schemas.declares_params(&self.name)
+            && self.schemas.param_types(&self.name, &self.key).is_none()
+        {
+            self.wrapping = true;
+            self.mode = next;
+            return Step::Go(at + spec.key_close.len());
+        }
+        self.flush_wrapper(out);
+        let sep = if self.params == 0 { "{" } else { ", " };
+        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
+        self.params += 1;
+        self.mode = next;
         Step::Go(at + spec.key_close.len())
     }
 

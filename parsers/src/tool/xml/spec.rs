@@ -12,6 +12,10 @@ pub enum XmlFamily {
     Glm45,
     /// MiniMax-M2: `<minimax:tool_call>` holding `<invoke name="f">` calls.
     MinimaxM2,
+    /// DeepSeek-V3.2: DSML, `<｜DSML｜function_calls>` holding `<｜DSML｜invoke name="f">` calls.
+    DeepseekV32,
+    /// DeepSeek-V4: DSML, `<｜DSML｜tool_calls>` holding `<｜DSML｜invoke name="f">` calls.
+    DeepseekV4,
 }
 
 pub(super) struct Spec {
@@ -43,6 +47,9 @@ pub(super) struct Spec {
     /// Names and keys may be quoted (`name="f"`, `name='f'`, `name=f`): one quote is dropped
     /// on each side.
     pub(super) quoted_names: bool,
+    /// DeepSeek's DSML parameters: a head with a `string` attribute that says how the value
+    /// is read, and `arguments`/`input` wrappers unwrapped (see [`super::dsml`]).
+    pub(super) dsml: bool,
 }
 
 /// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
@@ -64,6 +71,31 @@ const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static st
         bare_function: true,
         section: false,
         quoted_names: false,
+        dsml: false,
+    }
+}
+
+/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32 and deepseek_v4
+/// engines, `vllm/parser/deepseek_v32.py` and `deepseek_v4.py`): values verbatim, read by
+/// their `string` attribute, undeclared tools kept.
+const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> Spec {
+    Spec {
+        call_starts,
+        call_end,
+        func_open: Some("<｜DSML｜invoke name=\""),
+        name_ends: &["\">"],
+        func_close: Some("</｜DSML｜invoke>"),
+        key_open: "<｜DSML｜parameter",
+        key_close: ">",
+        value_open: None,
+        value_close: "</｜DSML｜parameter>",
+        trim_newline: false,
+        streams_strings: true,
+        drops_undeclared: false,
+        bare_function: true,
+        section: true,
+        quoted_names: false,
+        dsml: true,
     }
 }
 
@@ -92,6 +124,7 @@ impl XmlFamily {
                 bare_function: false,
                 section: false,
                 quoted_names: false,
+                dsml: false,
             },
             // vLLM's minimax_m2 engine (`vllm/parser/minimax_m2.py`): values verbatim, typed
             // by the schema, undeclared tools dropped (`validate_tool_names`).
@@ -111,7 +144,20 @@ impl XmlFamily {
                 bare_function: true,
                 section: true,
                 quoted_names: true,
+                dsml: false,
             },
+            XmlFamily::DeepseekV32 => {
+                dsml(&["<｜DSML｜function_calls>"], "</｜DSML｜function_calls>")
+            }
+            // V4 also accepts two other spellings of its block's opener.
+            XmlFamily::DeepseekV4 => dsml(
+                &[
+                    "<｜DSML｜tool_calls>",
+                    "<｜DSML｜toolcalls>",
+                    "<｜DSML｜tool>",
+                ],
+                "</｜DSML｜tool_calls>",
+            ),
         }
     }
 }
