@@ -514,6 +514,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "gigachat3",
+        help: "GigaChat 3/3.1: <|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} or <|function_call|>{…}",
+        model_patterns: &["gigachat3", "gigachat-3"],
+        make: |_| marked(MarkedFamily::Gigachat3),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
