@@ -522,6 +522,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "plamo3",
+        help: "PLaMo 3: <|plamo:begin_tool_requests:plamo|> holding <|plamo:begin_tool_request:plamo|> calls (a name, then JSON arguments)",
+        model_patterns: &["plamo-3", "plamo3"],
+        make: |_| marked(MarkedFamily::Plamo3),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with its own plamo3 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],

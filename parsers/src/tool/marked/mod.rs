@@ -18,6 +18,7 @@
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
 //! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
 //! | `deepseek_v31` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
+//! | `plamo3` (PLaMo 3) | `<\|plamo:begin_tool_requests:plamo\|><\|plamo:begin_tool_request:plamo\|><\|plamo:begin_tool_name:plamo\|>f<\|plamo:end_tool_name:plamo\|><\|plamo:begin_tool_arguments:plamo\|><\|plamo:constrain\|>json<\|plamo:msg\|>{..}<\|plamo:end_tool_arguments:plamo\|><\|plamo:end_tool_request:plamo\|>…<\|plamo:end_tool_requests:plamo\|>` |
 //! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{..}<\|tool_call_end\|>…<\|tool_calls_section_end\|>` |
 //!
 //! These are the formats vLLM's parsers of the same names read (`vllm/entrypoints/openai/
@@ -72,6 +73,9 @@ pub enum MarkedFamily {
     DeepseekV3,
     DeepseekV31,
     KimiK2,
+    /// PLaMo 3: a section of named calls with JSON arguments; its end of turn
+    /// (`<|plamo:tag|>`) is dropped, and a marker cut off at the end of the output too.
+    Plamo3,
 }
 
 impl MarkedFamily {
@@ -110,7 +114,28 @@ impl MarkedFamily {
     /// (see [`EngineContent`]) and which drops a call opener that no call follows (granite's
     /// marker, and what was read after it, where no array of calls is).
     fn on_engine(self) -> bool {
-        matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
+        matches!(
+            self,
+            MarkedFamily::KimiK2 | MarkedFamily::Granite | MarkedFamily::Plamo3
+        )
+    }
+
+    /// Markers dropped wherever content has them (PLaMo 3's end of turn, which vLLM's
+    /// engine drops and reads on after).
+    fn dropped(self) -> &'static [&'static str] {
+        match self {
+            MarkedFamily::Plamo3 => &[PLAMO_EOT],
+            _ => &[],
+        }
+    }
+
+    /// Markers whose start at the very end of the output is dropped, as vLLM's plamo3
+    /// strips a marker cut off there (held back until then).
+    fn cut_markers(self) -> &'static [&'static str] {
+        match self {
+            MarkedFamily::Plamo3 => &PLAMO_MARKERS,
+            _ => &[],
+        }
     }
 
     /// The families that open their block of calls in more than one way, or close it with a
@@ -151,6 +176,25 @@ const GIGACHAT3_OPENERS: [Opener; 2] = [
         Some("</s>"),
     ),
     open("<|function_call|>", Some("</s>")),
+];
+
+/// PLaMo 3's end of turn.
+const PLAMO_EOT: &str = "<|plamo:tag|>";
+/// Every PLaMo 3 marker vLLM's plamo3 knows (`vllm/parser/plamo3.py`).
+const PLAMO_MARKERS: [&str; 13] = [
+    "<|plamo:begin_tool_requests:plamo|>",
+    "<|plamo:end_tool_requests:plamo|>",
+    "<|plamo:begin_tool_request:plamo|>",
+    "<|plamo:end_tool_request:plamo|>",
+    "<|plamo:begin_tool_name:plamo|>",
+    "<|plamo:end_tool_name:plamo|>",
+    "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+    "<|plamo:end_tool_arguments:plamo|>",
+    "<|plamo:begin_think:plamo|>",
+    "<|plamo:end_think:plamo|>",
+    PLAMO_EOT,
+    "<|plamo:constrain|>",
+    "<|plamo:msg|>",
 ];
 
 /// One way a family opens its block of calls (see [`MarkedFamily::openers`]).
@@ -401,12 +445,34 @@ impl MarkedParser {
     }
 }
 
+impl MarkedParser {
+    /// The end of PLaMo 3's output: a marker cut off in content is dropped (vLLM's
+    /// `_strip_unfinished_marker`), and so is a call cut off in its name, markers and all.
+    fn finish_plamo3(&mut self) {
+        let cut = |m: &&str| m.len() > self.buf.len() && m.starts_with(self.buf.as_str());
+        if matches!(self.mode, Mode::Content { .. })
+            && self.buf.starts_with("<|plamo:")
+            && self.family.cut_markers().iter().any(cut)
+        {
+            self.buf.clear();
+        }
+        if self.mode == Mode::Name {
+            self.buf.clear();
+            self.pending.clear();
+            self.mode = Mode::Section;
+        }
+    }
+}
+
 impl ToolParser for MarkedParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
         self.feed(text, out);
     }
 
     fn finish(&mut self, out: &mut Parsed) {
+        if self.family == MarkedFamily::Plamo3 {
+            self.finish_plamo3();
+        }
         self.drive(true, out);
         // A call cut off here is sent only if what it has is whole, valid JSON.
         self.end_call(out);

@@ -139,6 +139,20 @@ impl MarkedFamily {
                     sep: DS_SEP,
                 },
             },
+            MarkedFamily::Plamo3 => Spec {
+                section: Some((
+                    "<|plamo:begin_tool_requests:plamo|>",
+                    "<|plamo:end_tool_requests:plamo|>",
+                )),
+                call_start: "<|plamo:begin_tool_request:plamo|>",
+                call_end: Some("<|plamo:end_tool_request:plamo|>"),
+                // `<|plamo:end_tool_arguments:plamo|>` after the value is dropped with what
+                // else comes before the call's end.
+                form: CallForm::Named {
+                    prefix: "<|plamo:begin_tool_name:plamo|>",
+                    sep: "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+                },
+            },
             MarkedFamily::KimiK2 => Spec {
                 section: Some(("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
                 call_start: "<|tool_call_begin|>",
