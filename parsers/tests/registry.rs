@@ -51,6 +51,13 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("LiquidAI/LFM2.5-1.2B-Instruct"), Some("lfm2"));
     assert_eq!(tool("Salesforce/Llama-xLAM-2-8B-fc-r"), Some("xlam"));
     assert_eq!(tool("allenai/Olmo-3-7B-Instruct"), Some("olmo3"));
+    assert_eq!(tool("tencent/Hy4-preview"), Some("hy_v4"));
+    assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
+    assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
+    assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
+    assert_eq!(tool("deepseek-ai/DeepSeek-V3.2-Exp"), Some("deepseek_v31"));
+    assert_eq!(tool("deepseek-ai/DeepSeek-V3.2"), Some("deepseek_v32"));
+    assert_eq!(tool("deepseek-ai/DeepSeek-V4-Flash"), Some("deepseek_v4"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);

@@ -150,7 +150,7 @@ pub(crate) fn coerce(text: &str, types: Types) -> String {
 /// Python reads every integer literal as an `int`, however long; serde_json turns one past
 /// 64 bits into a float. Such literals are read as marked strings instead (a NUL and the
 /// digits, which no literal can spell) and written back as they were.
-fn json_roundtrip(text: &str) -> Option<String> {
+pub(crate) fn json_roundtrip(text: &str) -> Option<String> {
     let big = big_integers(text);
     if big.is_empty() {
         return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
@@ -254,7 +254,7 @@ fn without_separators(s: &str) -> Option<std::borrow::Cow<'_, str>> {
 
 /// Python's `int(text)` as decimal digits, or `None` where it raises: surrounding
 /// whitespace, an optional sign, decimal digits of any script.
-fn py_int(text: &str) -> Option<String> {
+pub(crate) fn py_int(text: &str) -> Option<String> {
     let s = ascii_digits(text.trim());
     let s = without_separators(&s)?;
     let (negative, digits) = match s.as_bytes().first() {
@@ -275,7 +275,7 @@ fn py_int(text: &str) -> Option<String> {
 
 /// Python's `float(text)`: Rust's parser, which reads the same forms (`1e5`, `.5`, `5.`,
 /// `inf`, `nan`), once digits are ASCII and Python's digit separators are removed.
-fn py_float(text: &str) -> Option<f64> {
+pub(crate) fn py_float(text: &str) -> Option<f64> {
     without_separators(&ascii_digits(text.trim()))?.parse().ok()
 }
 

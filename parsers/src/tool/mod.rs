@@ -24,6 +24,8 @@
 mod coerce;
 mod engine_content;
 mod forced;
+mod hy_types;
+mod hy_v4;
 mod json_scan;
 mod marked;
 mod pythonic;
@@ -32,6 +34,7 @@ mod xml;
 
 pub use coerce::Types;
 pub use forced::ForcedCallParser;
+pub use hy_v4::HyV4Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use pythonic_block::{BlockFamily, PythonicBlockParser};
@@ -154,6 +157,9 @@ pub trait ToolParser {
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
     types: HashMap<String, HashMap<String, Types>>,
+    /// Each function's parameter schemas as written, for the families that read them their
+    /// own way (hy_v4).
+    raw: HashMap<String, HashMap<String, Value>>,
 }
 
 impl ToolSchemas {
@@ -161,6 +167,7 @@ impl ToolSchemas {
     /// entries it cannot read are ignored.
     pub fn from_tools(tools: &[Value]) -> Self {
         let mut types = HashMap::new();
+        let mut raw = HashMap::new();
         for tool in tools {
             let Some(f) = tool.get("function").and_then(Value::as_object) else {
                 continue;
@@ -178,8 +185,13 @@ impl ToolSchemas {
                 .map(|(k, v)| (k.clone(), Types::from_schema(v)))
                 .collect();
             types.insert(name.to_string(), params);
+            let schemas = props.into_iter().flatten();
+            raw.insert(
+                name.to_string(),
+                schemas.map(|(k, v)| (k.clone(), v.clone())).collect(),
+            );
         }
-        ToolSchemas { types }
+        ToolSchemas { types, raw }
     }
 
     /// Whether a call to `name` may be sent: the request declares that tool, or declares none
@@ -192,6 +204,17 @@ impl ToolSchemas {
     /// declared.
     pub fn param_types(&self, tool: &str, param: &str) -> Option<Types> {
         self.types.get(tool)?.get(param).copied()
+    }
+
+    /// Whether the request declares `tool` with at least one parameter.
+    pub fn declares_params(&self, tool: &str) -> bool {
+        self.types.get(tool).is_some_and(|p| !p.is_empty())
+    }
+
+    /// A parameter's schema as the request wrote it; `None` when the tool or the parameter
+    /// is not declared.
+    pub fn param_schema(&self, tool: &str, param: &str) -> Option<&Value> {
+        self.raw.get(tool)?.get(param)
     }
 }
 

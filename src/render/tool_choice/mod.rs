@@ -128,7 +128,7 @@ pub fn constrain(
     };
     let single = req.parallel_tool_calls == Some(false);
     let constraint = match entry.grammar {
-        ToolGrammar::Harmony(_) => None,
+        ToolGrammar::Harmony(_) | ToolGrammar::Unconstrained => None,
         ToolGrammar::JsonSchema => {
             if has_own_structural_tag(req) {
                 None
@@ -298,9 +298,10 @@ fn structural_tag(
         ToolGrammar::HermesTags { start, end } => hermes_tag(&shown, choice, start, end),
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
-        ToolGrammar::JsonSchema | ToolGrammar::MistralJsonList | ToolGrammar::Harmony(_) => {
-            return None
-        }
+        ToolGrammar::JsonSchema
+        | ToolGrammar::MistralJsonList
+        | ToolGrammar::Harmony(_)
+        | ToolGrammar::Unconstrained => return None,
     };
     if single {
         stop_after_first(&mut format);

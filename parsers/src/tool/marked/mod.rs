@@ -13,10 +13,12 @@
 //! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
+//! | `gigachat3` (GigaChat 3/3.1) | `<\|message_sep\|>\n\nfunction call<\|role_sep\|>\n{"name": "f", "arguments": {..}}` (3) or `<\|function_call\|>{..}` (3.1), then `</s>` where written |
 //! | `llama3_json` | `<\|python_tag\|>{"name": "f", "parameters": {..}}`, or the same object as the first thing in the output; several joined by `;` |
 //! | `mistral` | `[TOOL_CALLS][{"name": "f", "arguments": {..}}, ..]` (v0.3) or `[TOOL_CALLS]f[ARGS]{..}` or `[TOOL_CALLS]f{..}` (v11+), repeated per call |
 //! | `deepseek_v3` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{..}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
 //! | `deepseek_v31` | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{..}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>` |
+//! | `plamo3` (PLaMo 3) | `<\|plamo:begin_tool_requests:plamo\|><\|plamo:begin_tool_request:plamo\|><\|plamo:begin_tool_name:plamo\|>f<\|plamo:end_tool_name:plamo\|><\|plamo:begin_tool_arguments:plamo\|><\|plamo:constrain\|>json<\|plamo:msg\|>{..}<\|plamo:end_tool_arguments:plamo\|><\|plamo:end_tool_request:plamo\|>…<\|plamo:end_tool_requests:plamo\|>` |
 //! | `kimi_k2` | `<\|tool_calls_section_begin\|><\|tool_call_begin\|>functions.f:0<\|tool_call_argument_begin\|>{..}<\|tool_call_end\|>…<\|tool_calls_section_end\|>` |
 //!
 //! These are the formats vLLM's parsers of the same names read (`vllm/entrypoints/openai/
@@ -25,6 +27,7 @@
 
 mod modes;
 mod object;
+mod spec;
 
 use super::engine_content::EngineContent;
 use super::json_scan::ValueScan;
@@ -32,6 +35,7 @@ use super::{Parsed, Scan, ToolParser, MAX_NAME};
 use modes::{At, Flow};
 use object::ObjPhase;
 use serde::{Deserialize, Serialize};
+use spec::{CallForm, Spec};
 
 /// The families this machine reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,18 +65,24 @@ pub enum MarkedFamily {
     Internlm,
     /// Granite-20B-FunctionCalling: `<function_call>` then a call object, no end marker.
     Granite20bFc,
+    /// GigaChat 3 and 3.1: a header (two spellings), then a call object, then `</s>` where
+    /// the model writes it.
+    Gigachat3,
     Llama3Json,
     Mistral,
     DeepseekV3,
     DeepseekV31,
     KimiK2,
+    /// PLaMo 3: a section of named calls with JSON arguments; its end of turn
+    /// (`<|plamo:tag|>`) is dropped, and a marker cut off at the end of the output too.
+    Plamo3,
 }
 
 impl MarkedFamily {
     /// Whether vLLM's parser writes a call's arguments anew (`json.dumps(args,
     /// ensure_ascii=False)`: `", "` and `": "`, one line) rather than as the model wrote
-    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's, xlam's and
-    /// internlm2's do.
+    /// them: granite-20b-fc's, granite4's, phi4mini's, jamba's, apertus's, xlam's,
+    /// internlm2's and gigachat3's do.
     fn reserializes(self) -> bool {
         matches!(
             self,
@@ -83,6 +93,7 @@ impl MarkedFamily {
                 | MarkedFamily::Apertus
                 | MarkedFamily::Xlam
                 | MarkedFamily::Internlm
+                | MarkedFamily::Gigachat3
         )
     }
 
@@ -103,7 +114,28 @@ impl MarkedFamily {
     /// (see [`EngineContent`]) and which drops a call opener that no call follows (granite's
     /// marker, and what was read after it, where no array of calls is).
     fn on_engine(self) -> bool {
-        matches!(self, MarkedFamily::KimiK2 | MarkedFamily::Granite)
+        matches!(
+            self,
+            MarkedFamily::KimiK2 | MarkedFamily::Granite | MarkedFamily::Plamo3
+        )
+    }
+
+    /// Markers dropped wherever content has them (PLaMo 3's end of turn, which vLLM's
+    /// engine drops and reads on after).
+    fn dropped(self) -> &'static [&'static str] {
+        match self {
+            MarkedFamily::Plamo3 => &[PLAMO_EOT],
+            _ => &[],
+        }
+    }
+
+    /// Markers whose start at the very end of the output is dropped, as vLLM's plamo3
+    /// strips a marker cut off there (held back until then).
+    fn cut_markers(self) -> &'static [&'static str] {
+        match self {
+            MarkedFamily::Plamo3 => &PLAMO_MARKERS,
+            _ => &[],
+        }
     }
 
     /// The families that open their block of calls in more than one way, or close it with a
@@ -114,6 +146,7 @@ impl MarkedFamily {
             MarkedFamily::Granite => &GRANITE_OPENERS,
             MarkedFamily::Apertus => &APERTUS_OPENERS,
             MarkedFamily::Xlam => &XLAM_OPENERS,
+            MarkedFamily::Gigachat3 => &GIGACHAT3_OPENERS,
             _ => &[],
         }
     }
@@ -136,6 +169,34 @@ const XLAM_OPENERS: [Opener; 5] = [
     open(THINK_END, None),
 ];
 
+/// GigaChat 3's header and 3.1's token; `</s>` after the call is dropped, as vLLM drops it.
+const GIGACHAT3_OPENERS: [Opener; 2] = [
+    open(
+        "<|message_sep|>\n\nfunction call<|role_sep|>\n",
+        Some("</s>"),
+    ),
+    open("<|function_call|>", Some("</s>")),
+];
+
+/// PLaMo 3's end of turn.
+const PLAMO_EOT: &str = "<|plamo:tag|>";
+/// Every PLaMo 3 marker vLLM's plamo3 knows (`vllm/parser/plamo3.py`).
+const PLAMO_MARKERS: [&str; 13] = [
+    "<|plamo:begin_tool_requests:plamo|>",
+    "<|plamo:end_tool_requests:plamo|>",
+    "<|plamo:begin_tool_request:plamo|>",
+    "<|plamo:end_tool_request:plamo|>",
+    "<|plamo:begin_tool_name:plamo|>",
+    "<|plamo:end_tool_name:plamo|>",
+    "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+    "<|plamo:end_tool_arguments:plamo|>",
+    "<|plamo:begin_think:plamo|>",
+    "<|plamo:end_think:plamo|>",
+    PLAMO_EOT,
+    "<|plamo:constrain|>",
+    "<|plamo:msg|>",
+];
+
 /// One way a family opens its block of calls (see [`MarkedFamily::openers`]).
 struct Opener {
     start: &'static str,
@@ -144,149 +205,6 @@ struct Opener {
 
 /// The end of xlam's thinking: content, after which a bare array of calls may come.
 const THINK_END: &str = "</think>";
-
-/// How a call's name is written.
-#[derive(Debug, Clone, Copy)]
-enum CallForm {
-    /// A JSON object `{"name": .., "arguments"|"parameters": ..}`.
-    Object,
-    /// A JSON object whose first key is the name and its value the arguments
-    /// (`{"f": {..}}`); other members are skipped.
-    Keyed,
-    /// `<prefix>name<sep>` then the arguments value.
-    Named {
-        prefix: &'static str,
-        sep: &'static str,
-    },
-}
-
-/// One family's markers.
-#[derive(Debug, Clone, Copy)]
-struct Spec {
-    /// Markers around the block of calls, where the family has them.
-    section: Option<(&'static str, &'static str)>,
-    call_start: &'static str,
-    call_end: Option<&'static str>,
-    form: CallForm,
-}
-
-const DS_SEP: &str = "<｜tool▁sep｜>";
-
-impl MarkedFamily {
-    fn spec(self) -> Spec {
-        match self {
-            MarkedFamily::Hermes => Spec {
-                section: None,
-                call_start: "<tool_call>",
-                call_end: Some("</tool_call>"),
-                form: CallForm::Object,
-            },
-            MarkedFamily::LongCat => Spec {
-                section: None,
-                call_start: "<longcat_tool_call>",
-                call_end: Some("</longcat_tool_call>"),
-                form: CallForm::Object,
-            },
-            MarkedFamily::Granite4 => Spec {
-                section: None,
-                call_start: "<tool_call>",
-                call_end: Some("</tool_call>"),
-                form: CallForm::Object,
-            },
-            // The array body is Mistral's (`step_mistral_body`).
-            MarkedFamily::Phi4MiniJson => Spec {
-                section: None,
-                call_start: "functools",
-                call_end: None,
-                form: CallForm::Object,
-            },
-            // The array body is Mistral's, and its `]` ends the calls (the second opener in
-            // `openers` too).
-            MarkedFamily::Granite => Spec {
-                section: None,
-                call_start: "<|tool_call|>",
-                call_end: None,
-                form: CallForm::Object,
-            },
-            // The array body is Mistral's (or one object); its suffix (`openers`) may follow.
-            MarkedFamily::Apertus => Spec {
-                section: None,
-                call_start: "<|tools_prefix|>",
-                call_end: None,
-                form: CallForm::Keyed,
-            },
-            // The array body is Mistral's; the other openers are in `openers`.
-            MarkedFamily::Xlam => Spec {
-                section: None,
-                call_start: "<tool_call>",
-                call_end: None,
-                form: CallForm::Object,
-            },
-            // The array body is Mistral's; the end marker closes the array.
-            MarkedFamily::Jamba => Spec {
-                section: None,
-                call_start: "<tool_calls>",
-                call_end: Some("</tool_calls>"),
-                form: CallForm::Object,
-            },
-            MarkedFamily::Internlm => Spec {
-                section: None,
-                call_start: "<|action_start|><|plugin|>",
-                call_end: Some("<|action_end|>"),
-                form: CallForm::Object,
-            },
-            MarkedFamily::Granite20bFc => Spec {
-                section: None,
-                call_start: "<function_call>",
-                call_end: None,
-                form: CallForm::Object,
-            },
-            MarkedFamily::Llama3Json => Spec {
-                section: None,
-                call_start: "<|python_tag|>",
-                call_end: None,
-                form: CallForm::Object,
-            },
-            // The body style (array, object or name) is chosen per call: see `begin_body`.
-            MarkedFamily::Mistral => Spec {
-                section: None,
-                call_start: "[TOOL_CALLS]",
-                call_end: None,
-                form: CallForm::Named {
-                    prefix: "",
-                    sep: "[ARGS]",
-                },
-            },
-            MarkedFamily::DeepseekV3 => Spec {
-                section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
-                call_start: "<｜tool▁call▁begin｜>",
-                call_end: Some("<｜tool▁call▁end｜>"),
-                form: CallForm::Named {
-                    prefix: "function<｜tool▁sep｜>",
-                    sep: "\n```json\n",
-                },
-            },
-            MarkedFamily::DeepseekV31 => Spec {
-                section: Some(("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>")),
-                call_start: "<｜tool▁call▁begin｜>",
-                call_end: Some("<｜tool▁call▁end｜>"),
-                form: CallForm::Named {
-                    prefix: "",
-                    sep: DS_SEP,
-                },
-            },
-            MarkedFamily::KimiK2 => Spec {
-                section: Some(("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")),
-                call_start: "<|tool_call_begin|>",
-                call_end: Some("<|tool_call_end|>"),
-                form: CallForm::Named {
-                    prefix: "",
-                    sep: "<|tool_call_argument_begin|>",
-                },
-            },
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Mode {
@@ -527,12 +445,34 @@ impl MarkedParser {
     }
 }
 
+impl MarkedParser {
+    /// The end of PLaMo 3's output: a marker cut off in content is dropped (vLLM's
+    /// `_strip_unfinished_marker`), and so is a call cut off in its name, markers and all.
+    fn finish_plamo3(&mut self) {
+        let cut = |m: &&str| m.len() > self.buf.len() && m.starts_with(self.buf.as_str());
+        if matches!(self.mode, Mode::Content { .. })
+            && self.buf.starts_with("<|plamo:")
+            && self.family.cut_markers().iter().any(cut)
+        {
+            self.buf.clear();
+        }
+        if self.mode == Mode::Name {
+            self.buf.clear();
+            self.pending.clear();
+            self.mode = Mode::Section;
+        }
+    }
+}
+
 impl ToolParser for MarkedParser {
     fn push(&mut self, text: &str, out: &mut Parsed) {
         self.feed(text, out);
     }
 
     fn finish(&mut self, out: &mut Parsed) {
+        if self.family == MarkedFamily::Plamo3 {
+            self.finish_plamo3();
+        }
         self.drive(true, out);
         // A call cut off here is sent only if what it has is whole, valid JSON.
         self.end_call(out);

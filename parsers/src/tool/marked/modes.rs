@@ -91,6 +91,9 @@ impl MarkedParser {
             self.push_content(&pending, out);
             self.mode = Mode::Content { at_start: false };
         }
+        if let Some(flow) = self.dropped_marker(at, opener, out) {
+            return flow;
+        }
         match self.find_opener(rest, opener) {
             Some((found, THINK_END)) => {
                 // Thinking is content; an array right after it is calls (vLLM's xlam).
@@ -153,11 +156,32 @@ impl MarkedParser {
         Some((at, openers[k].start))
     }
 
-    /// How many bytes at the end of `rest` may begin a call opener.
+    /// How many bytes at the end of `rest` may begin a call opener (or, for PLaMo 3, any of
+    /// its markers: one cut off at the end is dropped).
     fn opener_suffix(&self, rest: &str, opener: &str) -> usize {
         let own = crate::partial_suffix(rest, opener);
-        let others = self.family.openers().iter();
-        others.fold(own, |n, o| n.max(crate::partial_suffix(rest, o.start)))
+        let others = self.family.openers().iter().map(|o| o.start);
+        let more = self.family.cut_markers().iter().copied();
+        others
+            .chain(more)
+            .fold(own, |n, o| n.max(crate::partial_suffix(rest, o)))
+    }
+
+    /// A marker the family drops from content (PLaMo 3's end of turn) before the next call
+    /// opener: the text before it is content, the marker goes.
+    fn dropped_marker(&mut self, at: At, opener: &str, out: &mut Parsed) -> Option<Flow> {
+        let rest = at.rest();
+        let (found, m) = self
+            .family
+            .dropped()
+            .iter()
+            .filter_map(|m| rest.find(m).map(|f| (f, *m)))
+            .min()?;
+        if rest.find(opener).is_some_and(|o| o < found) {
+            return None;
+        }
+        self.push_content(&rest[..found], out);
+        Some(Flow::Next(at.i + found + m.len()))
     }
 
     /// The marker that may close the current block (see `MarkedFamily::openers`).

@@ -6,102 +6,29 @@
 //! | `mimo` (MiMo-V2) | qwen3_coder's, values kept with their newlines |
 //! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
+//! | `deepseek_v32`, `deepseek_v4` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`), values read by their `string` attribute (see `dsml.rs`) |
+//! | `minimax_m2` (MiniMax-M2) | `<minimax:tool_call>\n<invoke name="f">\n<parameter name="city">Paris</parameter>\n</invoke>\n<invoke name="g">…</invoke>\n</minimax:tool_call>`, names quoted with `"`, `'` or not at all, values verbatim |
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM
 //! 0.33's `qwen3_coder` and `glm45` parsers type them (see [`super::coerce`]); undeclared
-//! parameters stay strings. glm45 drops a call to a tool the request does not declare, as
-//! vLLM's does. qwen3_coder drops one newline after the opening tag and one
+//! parameters stay strings. glm45 and minimax_m2 drop a call to a tool the request does not
+//! declare, as vLLM's do. qwen3_coder drops one newline after the opening tag and one
 //! before the closing tag. The arguments are serialized as Python's `json.dumps` writes them
 //! (`{"city": "Paris", "days": 3}`), so the streamed string equals vLLM's. qwen3_coder's
 //! values of parameters that can only be strings stream character by character; other values
 //! are emitted when their closing tag arrives.
+
+mod dsml;
+mod spec;
+
+use spec::Spec;
+pub use spec::XmlFamily;
 
 use super::coerce::{coerce, Types};
 use super::engine_content::EngineContent;
 use super::{Parsed, Scan, ToolParser, ToolSchemas, MAX_NAME};
 use crate::pyjson::dumps_str;
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum XmlFamily {
-    Qwen3Coder,
-    SeedOss,
-    /// MiMo-V2: qwen3_coder's grammar, values not newline-trimmed.
-    Mimo,
-    Glm45,
-}
-
-struct Spec {
-    call_start: &'static str,
-    call_end: &'static str,
-    /// Before the name (qwen3_coder's `<function=`); none: the name follows `call_start`.
-    func_open: Option<&'static str>,
-    /// What ends the name.
-    name_ends: &'static [&'static str],
-    func_close: Option<&'static str>,
-    key_open: &'static str,
-    key_close: &'static str,
-    value_open: Option<&'static str>,
-    value_close: &'static str,
-    trim_newline: bool,
-    /// Values of parameters that can only be strings stream character by character
-    /// (qwen3_coder's engine); otherwise a value is emitted when its closing tag arrives.
-    streams_strings: bool,
-    /// A call to a tool the request does not declare is dropped (glm45).
-    drops_undeclared: bool,
-    /// `func_open` in content opens a call without `call_start` (vLLM's qwen3_coder engine:
-    /// `<function=f>…</function>` alone is a call).
-    bare_function: bool,
-}
-
-/// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
-/// `qwen3_coder`, `qwen3_xml`, `step3p5` and `seed_oss`).
-const fn qwen3_coder(call_start: &'static str, call_end: &'static str) -> Spec {
-    Spec {
-        call_start,
-        call_end,
-        func_open: Some("<function="),
-        name_ends: &[">"],
-        func_close: Some("</function>"),
-        key_open: "<parameter=",
-        key_close: ">",
-        value_open: None,
-        value_close: "</parameter>",
-        trim_newline: true,
-        streams_strings: true,
-        drops_undeclared: false,
-        bare_function: true,
-    }
-}
-
-impl XmlFamily {
-    fn spec(self) -> Spec {
-        match self {
-            XmlFamily::Qwen3Coder => qwen3_coder("<tool_call>", "</tool_call>"),
-            XmlFamily::SeedOss => qwen3_coder("<seed:tool_call>", "</seed:tool_call>"),
-            XmlFamily::Mimo => Spec {
-                trim_newline: false,
-                ..qwen3_coder("<tool_call>", "</tool_call>")
-            },
-            XmlFamily::Glm45 => Spec {
-                call_start: "<tool_call>",
-                call_end: "</tool_call>",
-                func_open: None,
-                name_ends: &["\n", "<arg_key>", "</tool_call>"],
-                func_close: None,
-                key_open: "<arg_key>",
-                key_close: "</arg_key>",
-                value_open: Some("<arg_value>"),
-                value_close: "</arg_value>",
-                trim_newline: false,
-                streams_strings: false,
-                drops_undeclared: true,
-                bare_function: false,
-            },
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Mode {
@@ -146,19 +73,38 @@ pub struct XmlParser {
     /// The call being read was opened by a bare `<function=` (no `call_start`).
     #[serde(default)]
     bare: bool,
+    /// DSML: the value being read has `string="true"`.
+    #[serde(default)]
+    raw_string: bool,
+    /// DSML: the value being read is a wrapper (`arguments`/`input`) that may be unwrapped.
+    #[serde(default)]
+    wrapping: bool,
+    /// DSML: a wrapper read, as (key, JSON value), not yet written: the call's arguments if
+    /// nothing follows it.
+    #[serde(default)]
+    wrapper: Option<(String, String)>,
     #[serde(skip)]
     schemas: std::sync::Arc<ToolSchemas>,
 }
 
+/// A name or key without the quotes around it, for the families that quote them.
+fn unquote<'t>(spec: &Spec, text: &'t str) -> &'t str {
+    if !spec.quoted_names {
+        return text;
+    }
+    let text = text.strip_prefix(['"', '\'']).unwrap_or(text);
+    text.strip_suffix(['"', '\'']).unwrap_or(text)
+}
+
 /// What opens a call in content: `call_start`, and `func_open` where it opens one alone.
 fn call_openers(spec: &Spec) -> Vec<&'static str> {
-    let mut v = vec![spec.call_start];
+    let mut v = spec.call_starts.to_vec();
     v.extend(spec.func_open.filter(|_| spec.bare_function));
     v
 }
 
 /// The first of `markers` in `text`, as (offset, marker).
-fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
+pub(super) fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
     markers
         .iter()
         .filter_map(|m| text.find(m).map(|at| (at, *m)))
@@ -166,7 +112,7 @@ fn first_of<'m>(text: &str, markers: &[&'m str]) -> Option<(usize, &'m str)> {
 }
 
 /// How many trailing bytes of `text` may start one of `markers`.
-fn held(text: &str, markers: &[&str]) -> usize {
+pub(super) fn held(text: &str, markers: &[&str]) -> usize {
     markers
         .iter()
         .map(|m| crate::partial_suffix(text, m))
@@ -190,6 +136,9 @@ impl XmlParser {
             opened: false,
             content: EngineContent::default(),
             bare: false,
+            raw_string: false,
+            wrapping: false,
+            wrapper: None,
             schemas,
         }
     }
@@ -223,11 +172,30 @@ impl XmlParser {
     }
 
     fn streams_string(&self) -> bool {
-        self.family.spec().streams_strings && self.param_types() == Types::STRING
+        let spec = self.family.spec();
+        spec.streams_strings
+            && self.param_types() == Types::STRING
+            && (!spec.dsml || (self.raw_string && !self.wrapping))
     }
 
     fn close_args(&mut self, out: &mut Parsed) {
+        if let Some((key, json)) = self.wrapper.take() {
+            let schemas = &self.schemas;
+            let types = |k: &str| schemas.param_types(&self.name, k);
+            let args = dsml::unwrap(&json, &types)
+                .unwrap_or_else(|| format!("{{{}: {json}}}", dumps_str(&key)));
+            out.args(self.index(), &args);
+            return;
+        }
         out.args(self.index(), if self.params == 0 { "{}" } else { "}" });
+    }
+
+    /// A DSML wrapper followed by another parameter is an argument like any other.
+    fn flush_wrapper(&mut self, out: &mut Parsed) {
+        if let Some((key, json)) = self.wrapper.take() {
+            out.args(self.index(), &format!("{{{}: {json}", dumps_str(&key)));
+            self.params = 1;
+        }
     }
 
     /// Streams what can be sent of a string value held in `token`; `last`: its closing tag
@@ -265,6 +233,17 @@ impl XmlParser {
     fn end_value(&mut self, out: &mut Parsed) {
         if self.streams_string() {
             self.stream_string(true, out);
+            return;
+        }
+        if self.family.spec().dsml {
+            let text = std::mem::take(&mut self.token);
+            if std::mem::take(&mut self.wrapping) {
+                let json = dsml::value(&text, self.raw_string, None);
+                self.wrapper = Some((self.key.clone(), json));
+                return;
+            }
+            let declared = self.schemas.param_types(&self.name, &self.key);
+            out.args(self.index(), &dsml::value(&text, self.raw_string, declared));
             return;
         }
         let mut value = std::mem::take(&mut self.token);
@@ -310,7 +289,7 @@ impl XmlParser {
         self.push_content(&rest[..at], out);
         self.pending.push_str(m);
         self.token.clear();
-        self.bare = m != spec.call_start;
+        self.bare = !spec.call_starts.contains(&m);
         self.mode = if self.bare || spec.func_open.is_none() {
             Mode::Name
         } else {
@@ -359,7 +338,7 @@ impl XmlParser {
         };
         self.token.push_str(&rest[..at]);
         self.pending.push_str(&rest[..at]);
-        let name = self.token.trim().to_string();
+        let name = unquote(spec, self.token.trim()).to_string();
         if name.is_empty()
             || name.len() > MAX_NAME
             || name.contains(|c: char| c.is_whitespace() || c == '<')
@@ -383,6 +362,8 @@ impl XmlParser {
         }
         self.calls += 1;
         self.params = 0;
+        self.wrapper = None;
+        self.wrapping = false;
         self.pending.clear();
         self.content.call_started();
         self.token.clear();
@@ -423,17 +404,39 @@ impl XmlParser {
             return Step::Wait(n);
         };
         self.token.push_str(&rest[..at]);
-        self.key = std::mem::take(&mut self.token).trim().to_string();
-        let sep = if self.params == 0 { "{" } else { ", " };
-        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
-        self.params += 1;
+        if spec.dsml {
+            // A head vLLM's pattern does not read is taken leniently: its text is the key.
+            let (key, raw) =
+                dsml::head(&self.token).unwrap_or_else(|| (self.token.trim().to_string(), false));
+            self.key = key;
+            self.raw_string = raw;
+        } else {
+            self.key = unquote(spec, self.token.trim()).to_string();
+        }
+        self.token.clear();
         self.lead_done = false;
         self.opened = false;
-        self.mode = if spec.value_open.is_some() {
+        let next = if spec.value_open.is_some() {
             Mode::BeforeValue
         } else {
             Mode::Value
         };
+        if spec.dsml
+            && self.params == 0
+            && self.wrapper.is_none()
+            && (self.key == "arguments" || self.key == "input")
+            && self.schemas.declares_params(&self.name)
+            && self.schemas.param_types(&self.name, &self.key).is_none()
+        {
+            self.wrapping = true;
+            self.mode = next;
+            return Step::Go(at + spec.key_close.len());
+        }
+        self.flush_wrapper(out);
+        let sep = if self.params == 0 { "{" } else { ", " };
+        out.args(self.index(), &format!("{sep}{}: ", dumps_str(&self.key)));
+        self.params += 1;
+        self.mode = next;
         Step::Go(at + spec.key_close.len())
     }
 
@@ -505,6 +508,14 @@ impl XmlParser {
         match first_of(rest, &markers) {
             Some((at, m)) if m == spec.call_end => {
                 self.mode = Mode::Between;
+                Step::Go(at + m.len())
+            }
+            // A section's next call.
+            Some((at, m)) if spec.section && Some(m) == spec.func_open => {
+                self.pending.clear();
+                self.pending.push_str(m);
+                self.token.clear();
+                self.mode = Mode::Name;
                 Step::Go(at + m.len())
             }
             Some((at, _)) => {

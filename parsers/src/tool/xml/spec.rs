@@ -1,0 +1,163 @@
+//! The XML families' grammars: one [`Spec`] of markers and rules per [`XmlFamily`].
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XmlFamily {
+    Qwen3Coder,
+    SeedOss,
+    /// MiMo-V2: qwen3_coder's grammar, values not newline-trimmed.
+    Mimo,
+    Glm45,
+    /// MiniMax-M2: `<minimax:tool_call>` holding `<invoke name="f">` calls.
+    MinimaxM2,
+    /// DeepSeek-V3.2: DSML, `<｜DSML｜function_calls>` holding `<｜DSML｜invoke name="f">` calls.
+    DeepseekV32,
+    /// DeepSeek-V4: DSML, `<｜DSML｜tool_calls>` holding `<｜DSML｜invoke name="f">` calls.
+    DeepseekV4,
+}
+
+pub(super) struct Spec {
+    /// What opens a call (or, with `section`, a section of calls): the first is the
+    /// family's own marker, any others spellings vLLM also accepts.
+    pub(super) call_starts: &'static [&'static str],
+    pub(super) call_end: &'static str,
+    /// Before the name (qwen3_coder's `<function=`); none: the name follows `call_start`.
+    pub(super) func_open: Option<&'static str>,
+    /// What ends the name.
+    pub(super) name_ends: &'static [&'static str],
+    pub(super) func_close: Option<&'static str>,
+    pub(super) key_open: &'static str,
+    pub(super) key_close: &'static str,
+    pub(super) value_open: Option<&'static str>,
+    pub(super) value_close: &'static str,
+    pub(super) trim_newline: bool,
+    /// Values of parameters that can only be strings stream character by character
+    /// (qwen3_coder's engine); otherwise a value is emitted when its closing tag arrives.
+    pub(super) streams_strings: bool,
+    /// A call to a tool the request does not declare is dropped (glm45).
+    pub(super) drops_undeclared: bool,
+    /// `func_open` in content opens a call without `call_start` (vLLM's qwen3_coder engine:
+    /// `<function=f>…</function>` alone is a call).
+    pub(super) bare_function: bool,
+    /// `call_starts` opens a section of calls (MiniMax-M2): after `func_close`, the next
+    /// `func_open` is the next call of the section, and `call_end` ends the section.
+    pub(super) section: bool,
+    /// Names and keys may be quoted (`name="f"`, `name='f'`, `name=f`): one quote is dropped
+    /// on each side.
+    pub(super) quoted_names: bool,
+    /// DeepSeek's DSML parameters: a head with a `string` attribute that says how the value
+    /// is read, and `arguments`/`input` wrappers unwrapped (see [`super::dsml`]).
+    pub(super) dsml: bool,
+}
+
+/// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
+/// `qwen3_coder`, `qwen3_xml`, `step3p5` and `seed_oss`).
+const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static str) -> Spec {
+    Spec {
+        call_starts,
+        call_end,
+        func_open: Some("<function="),
+        name_ends: &[">"],
+        func_close: Some("</function>"),
+        key_open: "<parameter=",
+        key_close: ">",
+        value_open: None,
+        value_close: "</parameter>",
+        trim_newline: true,
+        streams_strings: true,
+        drops_undeclared: false,
+        bare_function: true,
+        section: false,
+        quoted_names: false,
+        dsml: false,
+    }
+}
+
+/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32 and deepseek_v4
+/// engines, `vllm/parser/deepseek_v32.py` and `deepseek_v4.py`): values verbatim, read by
+/// their `string` attribute, undeclared tools kept.
+const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> Spec {
+    Spec {
+        call_starts,
+        call_end,
+        func_open: Some("<｜DSML｜invoke name=\""),
+        name_ends: &["\">"],
+        func_close: Some("</｜DSML｜invoke>"),
+        key_open: "<｜DSML｜parameter",
+        key_close: ">",
+        value_open: None,
+        value_close: "</｜DSML｜parameter>",
+        trim_newline: false,
+        streams_strings: true,
+        drops_undeclared: false,
+        bare_function: true,
+        section: true,
+        quoted_names: false,
+        dsml: true,
+    }
+}
+
+impl XmlFamily {
+    pub(super) fn spec(self) -> Spec {
+        match self {
+            XmlFamily::Qwen3Coder => qwen3_coder(&["<tool_call>"], "</tool_call>"),
+            XmlFamily::SeedOss => qwen3_coder(&["<seed:tool_call>"], "</seed:tool_call>"),
+            XmlFamily::Mimo => Spec {
+                trim_newline: false,
+                ..qwen3_coder(&["<tool_call>"], "</tool_call>")
+            },
+            XmlFamily::Glm45 => Spec {
+                call_starts: &["<tool_call>"],
+                call_end: "</tool_call>",
+                func_open: None,
+                name_ends: &["\n", "<arg_key>", "</tool_call>"],
+                func_close: None,
+                key_open: "<arg_key>",
+                key_close: "</arg_key>",
+                value_open: Some("<arg_value>"),
+                value_close: "</arg_value>",
+                trim_newline: false,
+                streams_strings: false,
+                drops_undeclared: true,
+                bare_function: false,
+                section: false,
+                quoted_names: false,
+                dsml: false,
+            },
+            // vLLM's minimax_m2 engine (`vllm/parser/minimax_m2.py`): values verbatim, typed
+            // by the schema, undeclared tools dropped (`validate_tool_names`).
+            XmlFamily::MinimaxM2 => Spec {
+                call_starts: &["<minimax:tool_call>"],
+                call_end: "</minimax:tool_call>",
+                func_open: Some("<invoke name="),
+                name_ends: &[">"],
+                func_close: Some("</invoke>"),
+                key_open: "<parameter name=",
+                key_close: ">",
+                value_open: None,
+                value_close: "</parameter>",
+                trim_newline: false,
+                streams_strings: true,
+                drops_undeclared: true,
+                bare_function: true,
+                section: true,
+                quoted_names: true,
+                dsml: false,
+            },
+            XmlFamily::DeepseekV32 => {
+                dsml(&["<｜DSML｜function_calls>"], "</｜DSML｜function_calls>")
+            }
+            // V4 also accepts two other spellings of its block's opener.
+            XmlFamily::DeepseekV4 => dsml(
+                &[
+                    "<｜DSML｜tool_calls>",
+                    "<｜DSML｜toolcalls>",
+                    "<｜DSML｜tool>",
+                ],
+                "</｜DSML｜tool_calls>",
+            ),
+        }
+    }
+}
