@@ -160,8 +160,15 @@ pub fn decode(bytes: &[u8], limits: &DecodeLimits) -> Result<Decoded, MediaError
     let orientation = decoder
         .orientation()
         .map_err(|e| MediaError::Decode(e.to_string()))?;
-    let mut img =
-        DynamicImage::from_decoder(decoder).map_err(|e| MediaError::Decode(e.to_string()))?;
+    // A decoder that panics on a malformed file is a bad image, not a server error: png
+    // 0.18.1 slices past a PLTE chunk whose length is not a multiple of 3
+    // (`decoder/transform/palette.rs`; found by the `image` fuzz target,
+    // fuzz/regressions/image/). The decoder owns its buffers, so nothing is left half-made.
+    let img = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        DynamicImage::from_decoder(decoder)
+    }))
+    .map_err(|_| MediaError::Decode("the decoder failed on a malformed file".into()))?;
+    let mut img = img.map_err(|e| MediaError::Decode(e.to_string()))?;
     img.apply_orientation(orientation);
     let converted = !pil_mode_is_rgb(bytes, format, &img);
     let rgb = if img.color().has_alpha() {
