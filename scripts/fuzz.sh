@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh setup                 # cargo install cargo-afl; cargo afl config --build
 #   scripts/fuzz.sh build                 # the harnesses, into target/afl/release/fuzz-*
 #   scripts/fuzz.sh run TARGET SECONDS    # one campaign; findings in fuzz/out/TARGET/default/
-#   scripts/fuzz.sh keep TARGET           # afl-cmin the queue into fuzz/corpus/TARGET/
+#   scripts/fuzz.sh keep TARGET           # the queue (afl-cmin'd for parsers, image) into fuzz/corpus/TARGET.gz
 #   scripts/fuzz.sh stats [TARGET...]     # run time, execs, paths, crashes, hangs
 #
 # A campaign resumes from fuzz/seeds/TARGET plus the kept corpus. Crashes and hangs are
@@ -54,7 +54,7 @@ case "${1:-}" in
         check_target "$t"
         in=$(mktemp -d)
         cp fuzz/seeds/"$t"/* "$in"/
-        [[ -d fuzz/corpus/$t ]] && cp fuzz/corpus/"$t"/* "$in"/ 2>/dev/null || true
+        [[ -f fuzz/corpus/$t.gz ]] && python3 scripts/fuzz_corpus.py unpack fuzz/corpus/"$t".gz "$in"
         mkdir -p fuzz/out
         # -t: a render past 5 s is a hang to look at; -m none: memory is watched by the
         # target's own limits and the campaign's ulimit below.
@@ -69,11 +69,23 @@ case "${1:-}" in
     keep)
         t=${2:?target}
         check_target "$t"
-        rm -rf fuzz/corpus/"$t".new
-        AFL_SKIP_CPUFREQ=1 cargo afl cmin -i fuzz/out/"$t"/default/queue -o fuzz/corpus/"$t".new \
-            -t 5000 -m none -- "$BIN"/fuzz-"$t"
-        rm -rf fuzz/corpus/"$t" && mv fuzz/corpus/"$t".new fuzz/corpus/"$t"
-        ls fuzz/corpus/"$t" | wc -l
+        case "$t" in
+            parsers | image)
+                out=$(mktemp -d)
+                AFL_SKIP_CPUFREQ=1 AFL_MAP_SIZE=1048576 PATH="$(dirname "$(afl_share)")/../../bin:$PATH" \
+                    "$(dirname "$(afl_share)")/../../bin/afl-cmin.bash" -i fuzz/out/"$t"/default/queue \
+                    -o "$out"/min -t 5000 -m none -- "$BIN"/fuzz-"$t" > "$out"/log 2>&1 || { tail -5 "$out"/log; exit 1; }
+                python3 scripts/fuzz_corpus.py pack "$out"/min fuzz/corpus/"$t".gz
+                rm -rf "$out"
+                ;;
+            *)
+                # The HTTP targets' queue is kept whole: afl-cmin runs each input through
+                # afl-showmap, which waits out the timeout on these persistent harnesses
+                # (seconds per input). Every queue entry added coverage when it was found,
+                # and the whole queue replays in seconds.
+                python3 scripts/fuzz_corpus.py pack fuzz/out/"$t"/default/queue fuzz/corpus/"$t".gz
+                ;;
+        esac
         ;;
     stats)
         shift
