@@ -87,6 +87,11 @@ pub struct Delta {
     pub stop_reason: Option<serde_json::Value>,
 }
 
+/// vLLM's bound on `prev_tokens` (its field validator), and so on a detokenizer window.
+pub(super) const MAX_PREV_TOKENS: usize = 1024;
+/// vLLM's bound on `logprob_context_token_ids`.
+pub(super) const MAX_LOGPROB_CONTEXT: usize = 4;
+
 /// The most tool calls one choice makes: far beyond any real output, and a bound on the
 /// call-id list a stream state carries.
 const MAX_TOOL_CALLS: usize = 1 << 14;
@@ -169,15 +174,13 @@ impl ChoiceState {
     /// fuzz target `state` found each of these turned into a panic or an allocation of
     /// terabytes.
     pub(super) fn check(&self) -> Result<(), &'static str> {
-        if self.detok.window.len() > super::vllm_state::MAX_PREV_TOKENS
-            || self.detok.read > self.detok.window.len()
-        {
+        if self.detok.window.len() > MAX_PREV_TOKENS || self.detok.read > self.detok.window.len() {
             return Err("detokenizer window out of bounds");
         }
         if self.tool_calls > MAX_TOOL_CALLS {
             return Err("too many tool calls");
         }
-        if self.logprob_context.len() > super::vllm_state::MAX_LOGPROB_CONTEXT {
+        if self.logprob_context.len() > MAX_LOGPROB_CONTEXT {
             return Err("logprob context too long");
         }
         Ok(())

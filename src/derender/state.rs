@@ -63,6 +63,9 @@ impl ApiStream {
 
 const MAC_LEN: usize = 16;
 
+/// The most choices one signed state follows.
+pub(super) const MAX_STREAM_CHOICES: usize = 128;
+
 /// Signs, checks and caches stream states.
 pub struct StateCodec {
     key: [u8; 32],
@@ -197,14 +200,14 @@ impl StreamState {
     /// stream follows, each index once, a prompt tail no longer than vLLM's `prev_tokens`,
     /// and each choice's own (`ChoiceState::check`).
     fn check(&self) -> Result<(), &'static str> {
-        if self.choices.len() > super::stream::MAX_STREAM_CHOICES {
+        if self.choices.len() > MAX_STREAM_CHOICES {
             return Err("too many choices");
         }
         let mut seen = std::collections::HashSet::with_capacity(self.choices.len());
         if !self.choices.iter().all(|c| seen.insert(c.index)) {
             return Err("a choice index twice");
         }
-        if self.prompt_tail.len() > super::vllm_state::MAX_PREV_TOKENS {
+        if self.prompt_tail.len() > super::session::MAX_PREV_TOKENS {
             return Err("prompt tail too long");
         }
         self.choices.iter().try_for_each(ChoiceState::check)

@@ -29,8 +29,7 @@ use crate::model::Model;
 use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
 
-/// The most choices one signed state follows.
-pub(super) const MAX_STREAM_CHOICES: usize = 128;
+use super::state::MAX_STREAM_CHOICES;
 
 /// One engine chunk of a stream: the chunk it becomes and the state to send back with the
 /// next one. The first chunk (no `stream_state`) starts the state from the request.

@@ -42,10 +42,7 @@ use serde_json::Value;
 /// The field that carries the signed state.
 pub const SIGNED_FIELD: &str = "llm_render_state";
 
-/// vLLM's bound on `prev_tokens` (its field validator).
-pub(super) const MAX_PREV_TOKENS: usize = 1024;
-/// vLLM's bound on `logprob_context_token_ids`.
-pub(super) const MAX_LOGPROB_CONTEXT: usize = 4;
+use super::session::{MAX_LOGPROB_CONTEXT, MAX_PREV_TOKENS};
 
 /// vLLM's `DerenderStreamState`, field for field. Unknown fields are ignored, as pydantic's
 /// default does.
