@@ -244,7 +244,14 @@ fn a_request_slower_than_the_header_read_timeout_is_answered() {
 #[test]
 fn sigterm_drains_the_request_in_flight() {
     for runtime in ["per-core", "work-stealing"] {
-        let mut server = Server::start(&["--runtime", runtime, "--trust-request-chat-template"]);
+        let mut server = Server::start(&[
+            "--runtime",
+            runtime,
+            "--trust-request-chat-template",
+            // The slow template below outruns serve's default fuel.
+            "--template-fuel",
+            "0",
+        ]);
         let url = format!("{}/v1/chat/completions/render", server.url);
         let client = reqwest::blocking::Client::new();
         // Warm the connection pool so the slow request does not race the listener closing.
