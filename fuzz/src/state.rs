@@ -39,35 +39,32 @@ fn generated(model: &str) -> &'static [u32] {
     }
 }
 
-/// The route a state continues on, and the original request it is sent with.
-pub fn route(state: &StreamState) -> (&'static str, &'static str, Value) {
-    let tools = json!([{"type": "function", "function": {"name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"},
-        "days": {"type": "integer"}}}}}]);
-    let messages = json!([{"role": "user", "content": "weather in Paris?"}]);
+/// The original request a stream on `field`'s route is sent with (`chat_request`,
+/// `completion_request`, `messages_request` or `responses_request`): the user asks for the
+/// weather, with one typed tool.
+pub fn original(field: &str) -> Value {
+    let parameters = json!({"type": "object", "properties": {"city": {"type": "string"},
+        "days": {"type": "integer"}}});
+    let ask = "weather in Paris?";
+    let messages = json!([{"role": "user", "content": ask}]);
+    match field {
+        "messages_request" => json!({"max_tokens": 64, "messages": messages,
+            "tools": [{"name": "get_weather", "input_schema": parameters}]}),
+        "responses_request" => json!({"input": ask, "tools": [{"type": "function",
+            "name": "get_weather", "parameters": parameters}]}),
+        "completion_request" => json!({"prompt": ask}),
+        _ => json!({"messages": messages, "tools": [{"type": "function",
+            "function": {"name": "get_weather", "parameters": parameters}}]}),
+    }
+}
+
+/// The route a state continues on, and the field its original request goes in.
+pub fn route(state: &StreamState) -> (&'static str, &'static str) {
     match &state.api {
-        Some(ApiStream::Messages(_)) => (
-            "/v1/messages/derender",
-            "messages_request",
-            json!({"max_tokens": 64, "messages": messages,
-                "tools": [{"name": "get_weather", "input_schema": tools[0]["function"]["parameters"]}]}),
-        ),
-        Some(ApiStream::Responses(_)) => (
-            "/v1/responses/derender",
-            "responses_request",
-            json!({"input": "weather in Paris?", "tools": [{"type": "function", "name": "get_weather",
-                "parameters": tools[0]["function"]["parameters"]}]}),
-        ),
-        None if state.id.starts_with("cmpl-") => (
-            "/v1/completions/derender",
-            "completion_request",
-            json!({"prompt": "weather in Paris?"}),
-        ),
-        None => (
-            "/v1/chat/completions/derender",
-            "chat_request",
-            json!({"messages": messages, "tools": tools}),
-        ),
+        Some(ApiStream::Messages(_)) => ("/v1/messages/derender", "messages_request"),
+        Some(ApiStream::Responses(_)) => ("/v1/responses/derender", "responses_request"),
+        None if state.id.starts_with("cmpl-") => ("/v1/completions/derender", "completion_request"),
+        None => ("/v1/chat/completions/derender", "chat_request"),
     }
 }
 
@@ -80,7 +77,8 @@ pub fn run(data: &[u8]) {
         return;
     };
     let ids = generated(&state.model);
-    let (route, field, original) = route(&state);
+    let (route, field) = route(&state);
+    let original = original(field);
     let (first, rest) = ids.split_at(ids.len() / 2);
     let mut stream_state = json!({"llm_render_state": token});
     for (chunk, finish) in [(first, Value::Null), (rest, json!("stop"))] {

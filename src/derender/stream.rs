@@ -21,15 +21,13 @@ use super::request::{
 };
 use super::respond::{call_id, choice_logprobs, id_prefix};
 use super::session::{ChoiceState, Delta, EngineEnd, Replay};
-use super::state::{ApiStream, StreamState};
+use super::state::{ApiStream, StreamState, MAX_STREAM_CHOICES};
 use super::vllm_state::{self, Incoming};
 use super::DetokState;
 use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::ToolCallDelta;
 use serde_json::{json, Map, Value};
-
-use super::state::MAX_STREAM_CHOICES;
 
 /// One engine chunk of a stream: the chunk it becomes and the state to send back with the
 /// next one. The first chunk (no `stream_state`) starts the state from the request.

@@ -32,7 +32,7 @@
 //! rule). The signed form also carries several choices per chunk **(ext)**.
 
 use super::detok::DetokState;
-use super::session::{ChoiceState, Options, Replay};
+use super::session::{ChoiceState, Options, Replay, MAX_LOGPROB_CONTEXT, MAX_PREV_TOKENS};
 use super::state::{StateCodec, StreamState};
 use crate::error::RequestError;
 use crate::model::Model;
@@ -41,8 +41,6 @@ use serde_json::Value;
 
 /// The field that carries the signed state.
 pub const SIGNED_FIELD: &str = "llm_render_state";
-
-use super::session::{MAX_LOGPROB_CONTEXT, MAX_PREV_TOKENS};
 
 /// vLLM's `DerenderStreamState`, field for field. Unknown fields are ignored, as pydantic's
 /// default does.

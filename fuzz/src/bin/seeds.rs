@@ -9,7 +9,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use llm_render_fuzz::server::{fixtures, get};
-use llm_render_fuzz::{parsers, request};
+use llm_render_fuzz::{parsers, request, state};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -258,19 +258,7 @@ fn state_seeds() -> Vec<(String, Vec<u8>)> {
         ),
     ];
     for (label, route, field, model, ids) in streams {
-        let original = match field {
-            "completion_request" => json!({"prompt": "x"}),
-            "messages_request" => {
-                json!({"max_tokens": 64, "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}]})
-            }
-            "responses_request" => {
-                json!({"tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]})
-            }
-            _ => {
-                json!({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function",
-                "function": {"name": "get_weather", "parameters": {"type": "object"}}}]})
-            }
-        };
+        let original = state::original(field);
         let mut state = Value::Null;
         for (i, id) in ids.iter().enumerate() {
             let mut body = json!({"model": model, "stream": true, "stream_state": state,
