@@ -38,7 +38,7 @@ pub struct ModelArgs {
     )]
     pub chat_templates: Vec<String>,
     /// Template budget per render (minijinja fuel: one per instruction, one per 64 bytes a
-    /// template makes); exhausted → 400. The default is 4× what a ~300k-token chat with 200
+    /// template makes); exhausted → 400. The default is 6× what a 1,000-turn chat with 200
     /// tools takes, and stops a runaway template after ~128 MB. 0 disables the bound.
     #[arg(long, default_value_t = crate::model::DEFAULT_TEMPLATE_FUEL, env = "LLM_RENDER_TEMPLATE_FUEL")]
     pub template_fuel: u64,

@@ -73,10 +73,11 @@ pub enum LoadError {
 }
 
 /// serve's template budget per render (`--template-fuel`), in minijinja fuel: one per
-/// instruction, one per 64 bytes of data a template makes. Measured (docs/fuzzing.md): a
-/// 1,000-turn chat with 200 tools (~300k tokens) takes under 500k on Qwen3's, Llama 3.1's
-/// and DeepSeek-V3's templates; at 2M, a self-doubling string ends in a 400 after ~128 MB
-/// and ~0.05 s, where the former 50M let it reach 6.6 GB and 8 s.
+/// instruction, one per 64 bytes of data a template makes. Measured by
+/// `scripts/template_fuel_budget.py` (docs/fuzzing.md): a 1,000-turn chat with 200 tools
+/// takes at most 318k (Qwen3's template, 140k tokens; Llama 3.1's, DeepSeek-V3's and
+/// Qwen2.5-VL's take less), so the default is 6.3× the most; at 2M, a self-doubling string
+/// ends in a 400 after ~128 MB and ~0.05 s, where the former 50M let it reach 6.6 GB and 8 s.
 pub const DEFAULT_TEMPLATE_FUEL: u64 = 2_000_000;
 
 /// Options that apply to every loaded model.
