@@ -5,21 +5,33 @@
 #
 # The binary is the `dist` profile (fat LTO, one codegen unit; see Cargo.toml), the build
 # measured for production. The toolchain is pinned to the one the project is tested with.
-FROM rust:1.95.0-slim-bookworm AS build
+# The two base images are arguments so that a machine without a container registry can
+# build over its own: scripts/image_build.sh makes both with debootstrap and builds this
+# file with podman (docs/deploy.md, "The image").
+ARG RUST_IMAGE=rust:1.95.0-slim-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+FROM ${RUST_IMAGE} AS build
 WORKDIR /src
 RUN apt-get update && apt-get install -y --no-install-recommends pkg-config gcc g++ make \
     && rm -rf /var/lib/apt/lists/*
 
 # Dependencies first, in a layer of their own that survives source changes: the manifests
-# with stub targets build every dependency. The stubs' own build records are removed so
-# the real sources below always rebuild the two crates of this workspace.
+# of every workspace member, with a stub for each target they name (a `path`, or a bench's
+# file) and each library, build every dependency. The stubs' own build records are removed
+# so the real sources below always rebuild the crates of this workspace.
 COPY Cargo.toml Cargo.lock ./
 COPY parsers/Cargo.toml parsers/
-RUN mkdir -p src parsers/src benches \
-    && echo 'fn main() {}' > src/main.rs && touch src/lib.rs parsers/src/lib.rs \
-    && echo 'fn main() {}' > benches/render.rs && cp benches/render.rs benches/images.rs \
+COPY fuzz/Cargo.toml fuzz/
+RUN for crate in . parsers fuzz; do \
+        for target in $(sed -n -e 's/^path = "\(.*\)"$/\1/p' \
+                               -e '/^\[\[bench\]\]/{n;s/^name = "\(.*\)"$/benches\/\1.rs/p}' $crate/Cargo.toml); do \
+            mkdir -p "$(dirname "$crate/$target")" && echo 'fn main() {}' > "$crate/$target"; \
+        done; \
+        mkdir -p $crate/src && touch $crate/src/lib.rs; \
+    done \
     && cargo build --profile dist --locked --bin llm-render \
-    && rm -rf src parsers/src benches target/dist/llm-render* \
+    && rm -rf src parsers/src fuzz/src benches target/dist/llm-render* \
        target/dist/.fingerprint/llm-render* target/dist/deps/llm_render* target/dist/deps/libllm_render*
 
 COPY . .
@@ -28,7 +40,7 @@ COPY . .
 ARG LLM_RENDER_GIT_SHA
 RUN cargo build --profile dist --locked --bin llm-render && strip target/dist/llm-render
 
-FROM debian:bookworm-slim
+FROM ${RUNTIME_IMAGE}
 # ca-certificates: for http(s) image URLs (--allowed-media-domains). No curl: the health
 # probe is the binary itself (`llm-render health`).
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
