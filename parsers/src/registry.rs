@@ -9,7 +9,7 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, HyV4Parser, MarkedFamily, MarkedParser, Parsed,
+    BlockFamily, ForcedCallParser, HyV4Parser, KimiK3Parser, MarkedFamily, MarkedParser, Parsed,
     PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
@@ -157,6 +157,24 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // Kimi-K2-Instruct does not think: only the thinking models pick it.
         model_patterns: &["kimi-k2-thinking"],
         make: || Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "kimi_k3",
+        help: "Kimi K3: <|open|>think<|sep|>…<|close|>think<|sep|>, output starts in it; the response channel also ends it",
+        model_patterns: &["kimi-k3", "kimi_k3"],
+        // vLLM's KimiK3ReasoningParser: the template may write the think opener as the
+        // generation prefix, so output starts in reasoning; with tools the channels after it
+        // are left to the tool parser.
+        make: || {
+            Some(engine_tags(
+                "<|open|>think<|sep|>",
+                "<|close|>think<|sep|>",
+                "<|open|>response<|sep|>",
+                &[],
+                false,
+            ))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -406,6 +424,17 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Tags(DEEPSEEK_R1_TAGS),
     },
     ToolEntry {
+        name: "kimi_k3",
+        help: "Kimi K3 (XTML): <|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|><|open|>argument key=\"k\" type=\"t\"<|sep|>v<|close|>argument<|sep|>…",
+        model_patterns: &["kimi-k3", "kimi_k3"],
+        make: |_| AnyToolParser::KimiK3(KimiK3Parser::new()),
+        keeps_special_tokens: true,
+        // vLLM's KimiK3ToolParser: supports_required_and_named = False, and its XTML
+        // structural tag only with VLLM_ENFORCE_STRICT_TOOL_CALLING (a named choice without
+        // it is refused by vLLM).
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "kimi_k2",
         help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
         model_patterns: &["kimi-k2", "kimi_k2"],
@@ -625,6 +654,7 @@ pub enum AnyToolParser {
     Pythonic(PythonicParser),
     PythonicBlock(PythonicBlockParser),
     HyV4(HyV4Parser),
+    KimiK3(KimiK3Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -654,6 +684,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.push(text, out),
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::HyV4(p) => p.push(text, out),
+            AnyToolParser::KimiK3(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -667,6 +698,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::HyV4(p) => p.finish(out),
+            AnyToolParser::KimiK3(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
