@@ -42,6 +42,11 @@ pub struct TagSpec {
     /// Whitespace at the end of the reasoning is dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim_reasoning_end: bool,
+    /// Only the leading start tag and the first end tag are read; any other tag is text
+    /// (a start tag inside reasoning stays reasoning, an end tag after it stays content), as
+    /// vLLM's k2_horizon reads them. Otherwise, with `starts_in_reasoning`, both are dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub literal_tags: bool,
 }
 
 impl TagSpec {
@@ -178,9 +183,8 @@ impl TagReasoningParser {
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
-                    let start_at = self
-                        .spec
-                        .starts_in_reasoning
+                    let drops_tags = self.spec.starts_in_reasoning && !self.spec.literal_tags;
+                    let start_at = drops_tags
                         .then(|| self.held.find(self.spec.start.as_str()))
                         .flatten();
                     if let Some(s) = start_at {
@@ -205,7 +209,7 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
-                    let start_keep = if self.spec.starts_in_reasoning {
+                    let start_keep = if drops_tags {
                         partial_suffix(&self.held, &self.spec.start)
                     } else {
                         0
@@ -227,7 +231,7 @@ impl TagReasoningParser {
                     self.held.drain(..emit);
                     return;
                 }
-                Mode::Content if self.spec.starts_in_reasoning => {
+                Mode::Content if self.spec.starts_in_reasoning && !self.spec.literal_tags => {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
                     // engine drops it ("absorb duplicate </think>") and its deepseek_r1 stream.
                     let end = self.spec.end.as_str();

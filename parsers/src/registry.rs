@@ -9,8 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, HyV4Parser, KimiK3Parser, MarkedFamily, MarkedParser, Parsed,
-    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, HyV4Parser, K2HorizonParser, KimiK3Parser, MarkedFamily,
+    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
+    XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         implicit_end: None,
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
+        literal_tags: false,
     })
 }
 
@@ -80,6 +82,7 @@ fn engine_tags(
         implicit_end: Some(implicit_end.into()),
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
+        literal_tags: false,
     })
 }
 
@@ -176,6 +179,25 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             ))
         },
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "k2_horizon",
+        help: "K2 Horizon: <ifm|think>…</ifm|think>, output starts in it; <ifm|tool_calls> also ends it",
+        model_patterns: &["k2-horizon", "k2_horizon"],
+        // vLLM's K2HorizonReasoningParser (reasoning_effort high, its default): a start tag
+        // is dropped only at the output's start, only the first end tag counts.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<ifm|think>".into(),
+                end: "</ifm|think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<ifm|tool_calls>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: true,
+            }))
+        },
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "minimax_m2",
@@ -435,6 +457,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "k2_horizon",
+        help: "K2 Horizon: <ifm|tool_calls><ifm|tool_call>f<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value></ifm|tool_call></ifm|tool_calls>, a group read whole",
+        model_patterns: &["k2-horizon", "k2_horizon"],
+        make: |schemas| AnyToolParser::K2Horizon(K2HorizonParser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's K2HorizonToolParser: supports_required_and_named = False and no structural
+        // tag; its adjust_request adds no JSON schema.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "kimi_k2",
         help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
         model_patterns: &["kimi-k2", "kimi_k2"],
@@ -655,6 +687,7 @@ pub enum AnyToolParser {
     PythonicBlock(PythonicBlockParser),
     HyV4(HyV4Parser),
     KimiK3(KimiK3Parser),
+    K2Horizon(K2HorizonParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -663,7 +696,10 @@ pub enum AnyToolParser {
 impl AnyToolParser {
     /// Whether the parser types values by the request's tool schemas (the XML families).
     pub fn uses_schemas(&self) -> bool {
-        matches!(self, AnyToolParser::Xml(_) | AnyToolParser::HyV4(_))
+        matches!(
+            self,
+            AnyToolParser::Xml(_) | AnyToolParser::HyV4(_) | AnyToolParser::K2Horizon(_)
+        )
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
@@ -671,6 +707,7 @@ impl AnyToolParser {
         match self {
             AnyToolParser::Xml(p) => p.set_schemas(schemas),
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -685,6 +722,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::KimiK3(p) => p.push(text, out),
+            AnyToolParser::K2Horizon(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -699,6 +737,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::KimiK3(p) => p.finish(out),
+            AnyToolParser::K2Horizon(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
