@@ -47,6 +47,9 @@ pub struct TagSpec {
     /// vLLM's k2_horizon reads them. Otherwise, with `starts_in_reasoning`, both are dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub literal_tags: bool,
+    /// A marker dropped from the content wherever it appears (Hunyuan-A13B's `\n</answer>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_drop: Option<String>,
 }
 
 impl TagSpec {
@@ -134,6 +137,14 @@ impl TagReasoningParser {
             held: String::new(),
             may_drop_start,
         }
+    }
+
+    /// The markers dropped from content: the end tag after reasoning has ended (formats
+    /// that start in reasoning, unless `literal_tags`), and `content_drop`.
+    fn drops_in_content(&self) -> impl Iterator<Item = &str> {
+        let end = (self.spec.starts_in_reasoning && !self.spec.literal_tags)
+            .then_some(self.spec.end.as_str());
+        end.into_iter().chain(self.spec.content_drop.as_deref())
     }
 
     /// The last reasoning text before reasoning ends.
@@ -231,15 +242,27 @@ impl TagReasoningParser {
                     self.held.drain(..emit);
                     return;
                 }
-                Mode::Content if self.spec.starts_in_reasoning && !self.spec.literal_tags => {
+                Mode::Content if self.drops_in_content().next().is_some() => {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
-                    // engine drops it ("absorb duplicate </think>") and its deepseek_r1 stream.
-                    let end = self.spec.end.as_str();
-                    while let Some(e) = self.held.find(end) {
-                        out.content.push_str(&self.held[..e]);
-                        self.held.drain(..e + end.len());
+                    // engine drops it ("absorb duplicate </think>") and its deepseek_r1
+                    // stream; so is the spec's `content_drop` marker.
+                    loop {
+                        let first = self
+                            .drops_in_content()
+                            .filter_map(|m| self.held.find(m).map(|at| (at, m.len())))
+                            .min();
+                        let Some((at, len)) = first else {
+                            break;
+                        };
+                        out.content.push_str(&self.held[..at]);
+                        self.held.drain(..at + len);
                     }
-                    let emit = self.held.len() - partial_suffix(&self.held, end);
+                    let keep = self
+                        .drops_in_content()
+                        .map(|m| partial_suffix(&self.held, m))
+                        .max()
+                        .unwrap_or(0);
+                    let emit = self.held.len() - keep;
                     out.content.push_str(&self.held[..emit]);
                     self.held.drain(..emit);
                     return;

@@ -62,6 +62,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
         literal_tags: false,
+        content_drop: None,
     })
 }
 
@@ -83,6 +84,7 @@ fn engine_tags(
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
         literal_tags: false,
+        content_drop: None,
     })
 }
 
@@ -195,6 +197,27 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 turn_boundaries: Vec::new(),
                 trim_reasoning_end: false,
                 literal_tags: true,
+                content_drop: None,
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hunyuan_a13b",
+        help: "Hunyuan-A13B: <think>\\n…\\n</think>\\n<answer>\\n…\\n</answer>",
+        model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
+        // vLLM's HunyuanA13BReasoningParser: reasoning from `<think>\n` to
+        // `\n</think>\n<answer>\n`, the answer's `\n</answer>` dropped.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>\n".into(),
+                end: "\n</think>\n<answer>\n".into(),
+                starts_in_reasoning: false,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: false,
+                content_drop: Some("\n</answer>".into()),
             }))
         },
         keeps_special_tokens: false,
@@ -529,6 +552,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         help: "ERNIE 4.5: hermes's <tool_call>{\"name\", \"arguments\"}</tool_call>",
         model_patterns: &["ernie-4.5", "ernie4.5", "ernie45"],
         make: |_| marked(MarkedFamily::Hermes),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "hunyuan_a13b",
+        help: "Hunyuan-A13B: jamba's <tool_calls>[{\"name\", \"arguments\"}, …]</tool_calls>",
+        model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
+        make: |_| marked(MarkedFamily::Jamba),
         keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
     },

@@ -47,6 +47,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
     assert_eq!(tool("moonshotai/Kimi-K3"), Some("kimi_k3"));
     assert_eq!(tool("LLM360/K2-Horizon"), Some("k2_horizon"));
+    assert_eq!(tool("tencent/Hunyuan-A13B-Instruct"), Some("hunyuan_a13b"));
     assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
     assert_eq!(tool("ibm-granite/granite-3.1-8b-instruct"), Some("granite"));
     assert_eq!(tool("swiss-ai/Apertus-8B-Instruct-2509"), Some("apertus"));
@@ -70,6 +71,10 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("Qwen/Qwen3-8B"), Some("qwen3"));
     assert_eq!(reasoning("moonshotai/Kimi-K3"), Some("kimi_k3"));
     assert_eq!(reasoning("LLM360/K2-Horizon"), Some("k2_horizon"));
+    assert_eq!(
+        reasoning("tencent/Hunyuan-A13B-Instruct"),
+        Some("hunyuan_a13b")
+    );
     assert_eq!(reasoning("mistralai/Magistral-Small-2506"), Some("mistral"));
     assert_eq!(reasoning("mistral"), Some("mistral"));
     assert_eq!(reasoning("mistralai/Mistral-7B"), None);
