@@ -606,6 +606,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "hy_v3",
+        help: "Hunyuan v3 (Hy3): <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+        model_patterns: &["hy3", "hy-3"],
+        make: |schemas| AnyToolParser::HyV4(HyV4Parser::hy_v3(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's HYV3ToolParser keeps the default supports_required_and_named and has no
+        // structural tag: required and named choices get the JSON schema.
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "gigachat3",
         help: "GigaChat 3/3.1: <|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} or <|function_call|>{…}",
         model_patterns: &["gigachat3", "gigachat-3"],

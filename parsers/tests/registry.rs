@@ -55,6 +55,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("Salesforce/Llama-xLAM-2-8B-fc-r"), Some("xlam"));
     assert_eq!(tool("allenai/Olmo-3-7B-Instruct"), Some("olmo3"));
     assert_eq!(tool("tencent/Hy4-preview"), Some("hy_v4"));
+    assert_eq!(tool("tencent/Hy3-preview"), Some("hy_v3"));
     assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
     assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
     assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
