@@ -50,6 +50,10 @@ pub struct TagSpec {
     /// A marker dropped from the content wherever it appears (Hunyuan-A13B's `\n</answer>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_drop: Option<String>,
+    /// With `starts_in_reasoning`, a start tag at the very beginning stays reasoning text
+    /// instead of being dropped (vLLM's step3).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_leading_start: bool,
 }
 
 impl TagSpec {
@@ -130,7 +134,7 @@ impl TagReasoningParser {
         } else {
             Mode::Start
         };
-        let may_drop_start = spec.starts_in_reasoning;
+        let may_drop_start = spec.starts_in_reasoning && !spec.keep_leading_start;
         TagReasoningParser {
             spec,
             mode,

@@ -10,8 +10,8 @@ use crate::grammar::{
 };
 use crate::tool::{
     BlockFamily, ForcedCallParser, HyV4Parser, K2HorizonParser, KimiK3Parser, MarkedFamily,
-    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
-    XmlParser,
+    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, Step3Parser, ToolParser,
+    ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         trim_reasoning_end: false,
         literal_tags: false,
         content_drop: None,
+        keep_leading_start: false,
     })
 }
 
@@ -85,6 +86,7 @@ fn engine_tags(
         trim_reasoning_end,
         literal_tags: false,
         content_drop: None,
+        keep_leading_start: false,
     })
 }
 
@@ -198,6 +200,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 trim_reasoning_end: false,
                 literal_tags: true,
                 content_drop: None,
+                keep_leading_start: false,
             }))
         },
         keeps_special_tokens: false,
@@ -218,6 +221,28 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 trim_reasoning_end: false,
                 literal_tags: false,
                 content_drop: Some("\n</answer>".into()),
+                keep_leading_start: false,
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "step3",
+        help: "Step-3: <think>…</think>, output starts in reasoning, a written <think> kept in it",
+        model_patterns: &["step3"],
+        // vLLM's Step3ReasoningParser: everything before the first `</think>` is reasoning,
+        // a `<think>` included; a later `</think>` stays content (its one-shot).
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: true,
+                content_drop: None,
+                keep_leading_start: true,
             }))
         },
         keeps_special_tokens: false,
@@ -311,6 +336,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
+    },
+    ToolEntry {
+        name: "step3",
+        help: "Step-3: <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke><｜tool_call_end｜>…",
+        model_patterns: &["step3"],
+        make: |schemas| AnyToolParser::Step3(Step3Parser::new(schemas)),
+        keeps_special_tokens: true,
+        // vLLM's Step3ToolParser keeps the default supports_required_and_named and has no
+        // structural tag: required and named choices get the JSON schema.
+        grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
         name: "seed_oss",
@@ -729,6 +764,7 @@ pub enum AnyToolParser {
     HyV4(HyV4Parser),
     KimiK3(KimiK3Parser),
     K2Horizon(K2HorizonParser),
+    Step3(Step3Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -739,7 +775,10 @@ impl AnyToolParser {
     pub fn uses_schemas(&self) -> bool {
         matches!(
             self,
-            AnyToolParser::Xml(_) | AnyToolParser::HyV4(_) | AnyToolParser::K2Horizon(_)
+            AnyToolParser::Xml(_)
+                | AnyToolParser::HyV4(_)
+                | AnyToolParser::K2Horizon(_)
+                | AnyToolParser::Step3(_)
         )
     }
 
@@ -749,6 +788,7 @@ impl AnyToolParser {
             AnyToolParser::Xml(p) => p.set_schemas(schemas),
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
             AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
+            AnyToolParser::Step3(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -764,6 +804,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::KimiK3(p) => p.push(text, out),
             AnyToolParser::K2Horizon(p) => p.push(text, out),
+            AnyToolParser::Step3(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -779,6 +820,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::KimiK3(p) => p.finish(out),
             AnyToolParser::K2Horizon(p) => p.finish(out),
+            AnyToolParser::Step3(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

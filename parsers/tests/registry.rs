@@ -56,6 +56,8 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("allenai/Olmo-3-7B-Instruct"), Some("olmo3"));
     assert_eq!(tool("tencent/Hy4-preview"), Some("hy_v4"));
     assert_eq!(tool("tencent/Hy3-preview"), Some("hy_v3"));
+    assert_eq!(tool("stepfun-ai/step3"), Some("step3"));
+    assert_eq!(tool("stepfun-ai/Step-3.5-Flash"), Some("step3p5"));
     assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
     assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
     assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
@@ -72,6 +74,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("Qwen/Qwen3-8B"), Some("qwen3"));
     assert_eq!(reasoning("moonshotai/Kimi-K3"), Some("kimi_k3"));
     assert_eq!(reasoning("LLM360/K2-Horizon"), Some("k2_horizon"));
+    assert_eq!(reasoning("stepfun-ai/step3"), Some("step3"));
     assert_eq!(
         reasoning("tencent/Hunyuan-A13B-Instruct"),
         Some("hunyuan_a13b")

@@ -32,6 +32,7 @@ mod kimi_k3;
 mod marked;
 mod pythonic;
 mod pythonic_block;
+mod step3;
 mod xml;
 
 pub use coerce::Types;
@@ -42,6 +43,7 @@ pub use kimi_k3::KimiK3Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use pythonic_block::{BlockFamily, PythonicBlockParser};
+pub use step3::Step3Parser;
 pub use xml::{XmlFamily, XmlParser};
 
 use serde::{Deserialize, Serialize};
