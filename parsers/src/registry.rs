@@ -227,6 +227,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: false,
     },
     ReasoningEntry {
+        name: "step5",
+        help: "Step-5: DeepSeek-R1's <think>…</think>",
+        model_patterns: &["step-5", "step5"],
+        // vLLM 0.33 registers step5 as its DeepSeekR1ReasoningParser.
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: "step3",
         help: "Step-3: <think>…</think>, output starts in reasoning, a written <think> kept in it",
         model_patterns: &["step3"],
@@ -334,6 +342,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         help: "Step-3.5: qwen3_coder's <tool_call><function=f><parameter=p>…",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
+    },
+    ToolEntry {
+        name: "step5",
+        help: "Step-5: qwen3_coder's <tool_call><function=f><parameter=p>…, content whitespace kept",
+        model_patterns: &["step-5", "step5"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Step5, schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
     },
