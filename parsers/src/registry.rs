@@ -9,9 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, HyV4Parser, K2HorizonParser, KimiK3Parser, MarkedFamily,
-    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, Step3Parser, ToolParser,
-    ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser, KimiK3Parser,
+    MarkedFamily, MarkedParser, Parsed, PythonicBlockParser, PythonicParser, Step3Parser,
+    ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -684,6 +684,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "dots",
+        help: "dots: <dots_function_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></dots_function_call>, or a {\"name\", \"arguments\"} body",
+        model_patterns: &["dots.llm", "dots2", "dots3"],
+        make: |schemas| AnyToolParser::Dots(DotsParser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's DotsToolParser: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
@@ -781,6 +790,7 @@ pub enum AnyToolParser {
     KimiK3(KimiK3Parser),
     K2Horizon(K2HorizonParser),
     Step3(Step3Parser),
+    Dots(DotsParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -795,6 +805,7 @@ impl AnyToolParser {
                 | AnyToolParser::HyV4(_)
                 | AnyToolParser::K2Horizon(_)
                 | AnyToolParser::Step3(_)
+                | AnyToolParser::Dots(_)
         )
     }
 
@@ -805,6 +816,7 @@ impl AnyToolParser {
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
             AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
             AnyToolParser::Step3(p) => p.set_schemas(schemas),
+            AnyToolParser::Dots(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -821,6 +833,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::KimiK3(p) => p.push(text, out),
             AnyToolParser::K2Horizon(p) => p.push(text, out),
             AnyToolParser::Step3(p) => p.push(text, out),
+            AnyToolParser::Dots(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -837,6 +850,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::KimiK3(p) => p.finish(out),
             AnyToolParser::K2Horizon(p) => p.finish(out),
             AnyToolParser::Step3(p) => p.finish(out),
+            AnyToolParser::Dots(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

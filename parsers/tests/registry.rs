@@ -59,6 +59,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("stepfun-ai/step3"), Some("step3"));
     assert_eq!(tool("stepfun-ai/Step-3.5-Flash"), Some("step3p5"));
     assert_eq!(tool("stepfun-ai/Step-5"), Some("step5"));
+    assert_eq!(tool("rednote-hilab/dots.llm1.inst"), Some("dots"));
     assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
     assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
     assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
