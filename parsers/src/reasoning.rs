@@ -54,6 +54,10 @@ pub struct TagSpec {
     /// instead of being dropped (vLLM's step3).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_leading_start: bool,
+    /// More markers that end reasoning as `implicit_end` does (Cohere Command 4's response
+    /// and action channels).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_implicit_ends: Vec<String>,
 }
 
 impl TagSpec {
@@ -143,6 +147,13 @@ impl TagReasoningParser {
         }
     }
 
+    /// The markers that end reasoning and start the content: `implicit_end` and
+    /// `more_implicit_ends`.
+    fn implicit_ends(&self) -> impl Iterator<Item = &str> {
+        let more = self.spec.more_implicit_ends.iter().map(String::as_str);
+        self.spec.implicit_end.as_deref().into_iter().chain(more)
+    }
+
     /// The markers dropped from content: the end tag after reasoning has ended (formats
     /// that start in reasoning, unless `literal_tags`), and `content_drop`.
     fn drops_in_content(&self) -> impl Iterator<Item = &str> {
@@ -190,11 +201,7 @@ impl TagReasoningParser {
                         }
                     }
                     let end = self.held.find(self.spec.end.as_str());
-                    let implicit = self
-                        .spec
-                        .implicit_end
-                        .as_deref()
-                        .and_then(|m| self.held.find(m));
+                    let implicit = self.implicit_ends().filter_map(|m| self.held.find(m)).min();
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
@@ -232,10 +239,10 @@ impl TagReasoningParser {
                     let keep = partial_suffix(&self.held, &self.spec.end)
                         .max(start_keep)
                         .max(
-                            self.spec
-                                .implicit_end
-                                .as_deref()
-                                .map_or(0, |m| partial_suffix(&self.held, m)),
+                            self.implicit_ends()
+                                .map(|m| partial_suffix(&self.held, m))
+                                .max()
+                                .unwrap_or(0),
                         );
                     let mut emit = self.held.len() - keep;
                     if self.spec.trim_reasoning_end {

@@ -9,9 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser, KimiK3Parser,
-    MarkedFamily, MarkedParser, Parsed, PythonicBlockParser, PythonicParser, Step3Parser,
-    ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, CohereParser, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser,
+    KimiK3Parser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser, PythonicParser,
+    Step3Parser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         literal_tags: false,
         content_drop: None,
         keep_leading_start: false,
+        more_implicit_ends: Vec::new(),
     })
 }
 
@@ -87,6 +88,7 @@ fn engine_tags(
         literal_tags: false,
         content_drop: None,
         keep_leading_start: false,
+        more_implicit_ends: Vec::new(),
     })
 }
 
@@ -201,6 +203,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 literal_tags: true,
                 content_drop: None,
                 keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
@@ -222,6 +225,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 literal_tags: false,
                 content_drop: Some("\n</answer>".into()),
                 keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
@@ -251,9 +255,39 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 literal_tags: true,
                 content_drop: None,
                 keep_leading_start: true,
+                more_implicit_ends: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "cohere_command4",
+        help: "Command A Plus (command4): <|START_THINKING|>…<|END_THINKING|>, output starts in it; a response or action channel ends it",
+        model_patterns: &["command-a-plus", "north-"],
+        // vLLM's CohereCommandParser with melody's cmd4 preset: text before any channel is
+        // reasoning.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|START_THINKING|>".into(),
+                end: "<|END_THINKING|>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<|START_RESPONSE|>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: vec!["<|START_ACTION|>".into(), "<|START_TEXT|>".into()],
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "cohere_command3",
+        help: "Command A Reasoning (command3): <|START_THINKING|>…<|END_THINKING|>",
+        model_patterns: &["command-a-reasoning"],
+        make: || Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
+        keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "minimax_m2",
@@ -693,6 +727,25 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "cohere_command4",
+        help: "Command A Plus (command4): <|START_RESPONSE|>…<|END_RESPONSE|> or <|START_TEXT|>…, <|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|>",
+        model_patterns: &["command-a-plus", "north-"],
+        make: |_| AnyToolParser::Cohere(CohereParser::new(true)),
+        keeps_special_tokens: true,
+        // vLLM's CohereCommandParser builds its own structural tag (a grammar of the
+        // action array), not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "cohere_command3",
+        help: "Command A Reasoning (command3): <|START_RESPONSE|>…<|END_RESPONSE|>, <|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|>",
+        model_patterns: &["command-a-reasoning"],
+        make: |_| AnyToolParser::Cohere(CohereParser::new(false)),
+        keeps_special_tokens: true,
+        // As cohere_command4: vLLM's own structural tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "internlm",
         help: "InternLM2/2.5: <|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>",
         model_patterns: &["internlm"],
@@ -791,6 +844,7 @@ pub enum AnyToolParser {
     K2Horizon(K2HorizonParser),
     Step3(Step3Parser),
     Dots(DotsParser),
+    Cohere(CohereParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -834,6 +888,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::K2Horizon(p) => p.push(text, out),
             AnyToolParser::Step3(p) => p.push(text, out),
             AnyToolParser::Dots(p) => p.push(text, out),
+            AnyToolParser::Cohere(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -851,6 +906,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::K2Horizon(p) => p.finish(out),
             AnyToolParser::Step3(p) => p.finish(out),
             AnyToolParser::Dots(p) => p.finish(out),
+            AnyToolParser::Cohere(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

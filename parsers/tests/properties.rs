@@ -292,7 +292,9 @@ proptest! {
             "<｜tool_call_end｜>", "<｜tool_calls_end｜>", "<steptml:invoke name=\"now\">",
             "<steptml:parameter name=\"a\">", "</steptml:parameter>", "</steptml:invoke>",
             "<dots_function_call>", "</dots_function_call>", "<invoke name=\"now\">",
-            "<parameter name=\"a\">", "</invoke>", "now",
+            "<parameter name=\"a\">", "</invoke>", "now", "<|START_ACTION|>", "<|END_ACTION|>",
+            "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<co>", "</co: 0:[1]>",
+            "{\"tool_call_id\": \"0\", \"tool_name\": \"now\", \"parameters\": {}}",
         ][..]), 0..24),
         sizes in prop::collection::vec(1usize..9, 1..5),
     ) {
@@ -330,7 +332,9 @@ proptest! {
                 "<｜tool_sep｜>", "<｜tool_call_end｜>", "<｜tool_calls_end｜>",
                 "<steptml:invoke name=\"", "<steptml:parameter name=\"", "</steptml:parameter>",
                 "<dots_function_call>", "</dots_function_call>", "<invoke name=",
-                "<parameter name=", "</invoke>",
+                "<parameter name=", "</invoke>", "<|START_ACTION|>", "<|END_ACTION|>",
+                "<|START_RESPONSE|>", "<|END_RESPONSE|>", "<co>", "</co:", ">",
+                "\"tool_name\": ",
             ][..]).prop_map(str::to_string),
             any::<char>().prop_map(String::from),
             prop::sample::select(&["\u{3000}", "\u{a0}", "\u{2028}", "\u{85}", "é", "🤖"][..])

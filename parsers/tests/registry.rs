@@ -60,6 +60,10 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("stepfun-ai/Step-3.5-Flash"), Some("step3p5"));
     assert_eq!(tool("stepfun-ai/Step-5"), Some("step5"));
     assert_eq!(tool("rednote-hilab/dots.llm1.inst"), Some("dots"));
+    assert_eq!(
+        tool("CohereLabs/command-a-reasoning-08-2025"),
+        Some("cohere_command3")
+    );
     assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
     assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
     assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
@@ -78,6 +82,10 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("LLM360/K2-Horizon"), Some("k2_horizon"));
     assert_eq!(reasoning("stepfun-ai/step3"), Some("step3"));
     assert_eq!(reasoning("stepfun-ai/Step-5"), Some("step5"));
+    assert_eq!(
+        reasoning("CohereLabs/command-a-reasoning-08-2025"),
+        Some("cohere_command3")
+    );
     assert_eq!(
         reasoning("tencent/Hunyuan-A13B-Instruct"),
         Some("hunyuan_a13b")

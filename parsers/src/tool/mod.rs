@@ -22,6 +22,7 @@
 //! and holding the call is what keeps the stream equal to the one-shot result.
 
 mod coerce;
+mod cohere;
 mod dots;
 mod engine_content;
 mod forced;
@@ -37,6 +38,7 @@ mod step3;
 mod xml;
 
 pub use coerce::Types;
+pub use cohere::CohereParser;
 pub use dots::DotsParser;
 pub use forced::ForcedCallParser;
 pub use hy_v4::HyV4Parser;
