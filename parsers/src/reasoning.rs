@@ -42,6 +42,22 @@ pub struct TagSpec {
     /// Whitespace at the end of the reasoning is dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim_reasoning_end: bool,
+    /// Only the leading start tag and the first end tag are read; any other tag is text
+    /// (a start tag inside reasoning stays reasoning, an end tag after it stays content), as
+    /// vLLM's k2_horizon reads them. Otherwise, with `starts_in_reasoning`, both are dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub literal_tags: bool,
+    /// A marker dropped from the content wherever it appears (Hunyuan-A13B's `\n</answer>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_drop: Option<String>,
+    /// With `starts_in_reasoning`, a start tag at the very beginning stays reasoning text
+    /// instead of being dropped (vLLM's step3).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_leading_start: bool,
+    /// More markers that end reasoning as `implicit_end` does (Cohere Command 4's response
+    /// and action channels).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_implicit_ends: Vec<String>,
 }
 
 impl TagSpec {
@@ -122,13 +138,28 @@ impl TagReasoningParser {
         } else {
             Mode::Start
         };
-        let may_drop_start = spec.starts_in_reasoning;
+        let may_drop_start = spec.starts_in_reasoning && !spec.keep_leading_start;
         TagReasoningParser {
             spec,
             mode,
             held: String::new(),
             may_drop_start,
         }
+    }
+
+    /// The markers that end reasoning and start the content: `implicit_end` and
+    /// `more_implicit_ends`.
+    fn implicit_ends(&self) -> impl Iterator<Item = &str> {
+        let more = self.spec.more_implicit_ends.iter().map(String::as_str);
+        self.spec.implicit_end.as_deref().into_iter().chain(more)
+    }
+
+    /// The markers dropped from content: the end tag after reasoning has ended (formats
+    /// that start in reasoning, unless `literal_tags`), and `content_drop`.
+    fn drops_in_content(&self) -> impl Iterator<Item = &str> {
+        let end = (self.spec.starts_in_reasoning && !self.spec.literal_tags)
+            .then_some(self.spec.end.as_str());
+        end.into_iter().chain(self.spec.content_drop.as_deref())
     }
 
     /// The last reasoning text before reasoning ends.
@@ -170,17 +201,12 @@ impl TagReasoningParser {
                         }
                     }
                     let end = self.held.find(self.spec.end.as_str());
-                    let implicit = self
-                        .spec
-                        .implicit_end
-                        .as_deref()
-                        .and_then(|m| self.held.find(m));
+                    let implicit = self.implicit_ends().filter_map(|m| self.held.find(m)).min();
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
-                    let start_at = self
-                        .spec
-                        .starts_in_reasoning
+                    let drops_tags = self.spec.starts_in_reasoning && !self.spec.literal_tags;
+                    let start_at = drops_tags
                         .then(|| self.held.find(self.spec.start.as_str()))
                         .flatten();
                     if let Some(s) = start_at {
@@ -205,7 +231,7 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
-                    let start_keep = if self.spec.starts_in_reasoning {
+                    let start_keep = if drops_tags {
                         partial_suffix(&self.held, &self.spec.start)
                     } else {
                         0
@@ -213,10 +239,10 @@ impl TagReasoningParser {
                     let keep = partial_suffix(&self.held, &self.spec.end)
                         .max(start_keep)
                         .max(
-                            self.spec
-                                .implicit_end
-                                .as_deref()
-                                .map_or(0, |m| partial_suffix(&self.held, m)),
+                            self.implicit_ends()
+                                .map(|m| partial_suffix(&self.held, m))
+                                .max()
+                                .unwrap_or(0),
                         );
                     let mut emit = self.held.len() - keep;
                     if self.spec.trim_reasoning_end {
@@ -227,15 +253,27 @@ impl TagReasoningParser {
                     self.held.drain(..emit);
                     return;
                 }
-                Mode::Content if self.spec.starts_in_reasoning => {
+                Mode::Content if self.drops_in_content().next().is_some() => {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
-                    // engine drops it ("absorb duplicate </think>") and its deepseek_r1 stream.
-                    let end = self.spec.end.as_str();
-                    while let Some(e) = self.held.find(end) {
-                        out.content.push_str(&self.held[..e]);
-                        self.held.drain(..e + end.len());
+                    // engine drops it ("absorb duplicate </think>") and its deepseek_r1
+                    // stream; so is the spec's `content_drop` marker.
+                    loop {
+                        let first = self
+                            .drops_in_content()
+                            .filter_map(|m| self.held.find(m).map(|at| (at, m.len())))
+                            .min();
+                        let Some((at, len)) = first else {
+                            break;
+                        };
+                        out.content.push_str(&self.held[..at]);
+                        self.held.drain(..at + len);
                     }
-                    let emit = self.held.len() - partial_suffix(&self.held, end);
+                    let keep = self
+                        .drops_in_content()
+                        .map(|m| partial_suffix(&self.held, m))
+                        .max()
+                        .unwrap_or(0);
+                    let emit = self.held.len() - keep;
                     out.content.push_str(&self.held[..emit]);
                     self.held.drain(..emit);
                     return;

@@ -9,8 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, HyV4Parser, MarkedFamily, MarkedParser, Parsed,
-    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, CohereParser, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser,
+    KimiK3Parser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser, PythonicParser,
+    Step3Parser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,10 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         implicit_end: None,
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
+        literal_tags: false,
+        content_drop: None,
+        keep_leading_start: false,
+        more_implicit_ends: Vec::new(),
     })
 }
 
@@ -80,6 +85,10 @@ fn engine_tags(
         implicit_end: Some(implicit_end.into()),
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
+        literal_tags: false,
+        content_drop: None,
+        keep_leading_start: false,
+        more_implicit_ends: Vec::new(),
     })
 }
 
@@ -157,6 +166,127 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // Kimi-K2-Instruct does not think: only the thinking models pick it.
         model_patterns: &["kimi-k2-thinking"],
         make: || Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "kimi_k3",
+        help: "Kimi K3: <|open|>think<|sep|>…<|close|>think<|sep|>, output starts in it; the response channel also ends it",
+        model_patterns: &["kimi-k3", "kimi_k3"],
+        // vLLM's KimiK3ReasoningParser: the template may write the think opener as the
+        // generation prefix, so output starts in reasoning; with tools the channels after it
+        // are left to the tool parser.
+        make: || {
+            Some(engine_tags(
+                "<|open|>think<|sep|>",
+                "<|close|>think<|sep|>",
+                "<|open|>response<|sep|>",
+                &[],
+                false,
+            ))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "k2_horizon",
+        help: "K2 Horizon: <ifm|think>…</ifm|think>, output starts in it; <ifm|tool_calls> also ends it",
+        model_patterns: &["k2-horizon", "k2_horizon"],
+        // vLLM's K2HorizonReasoningParser (reasoning_effort high, its default): a start tag
+        // is dropped only at the output's start, only the first end tag counts.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<ifm|think>".into(),
+                end: "</ifm|think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<ifm|tool_calls>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: true,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hunyuan_a13b",
+        help: "Hunyuan-A13B: <think>\\n…\\n</think>\\n<answer>\\n…\\n</answer>",
+        model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
+        // vLLM's HunyuanA13BReasoningParser: reasoning from `<think>\n` to
+        // `\n</think>\n<answer>\n`, the answer's `\n</answer>` dropped.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>\n".into(),
+                end: "\n</think>\n<answer>\n".into(),
+                starts_in_reasoning: false,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: false,
+                content_drop: Some("\n</answer>".into()),
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "step5",
+        help: "Step-5: DeepSeek-R1's <think>…</think>",
+        model_patterns: &["step-5", "step5"],
+        // vLLM 0.33 registers step5 as its DeepSeekR1ReasoningParser.
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "step3",
+        help: "Step-3: <think>…</think>, output starts in reasoning, a written <think> kept in it",
+        model_patterns: &["step3"],
+        // vLLM's Step3ReasoningParser: everything before the first `</think>` is reasoning,
+        // a `<think>` included; a later `</think>` stays content (its one-shot).
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: true,
+                content_drop: None,
+                keep_leading_start: true,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "cohere_command4",
+        help: "Command A Plus (command4): <|START_THINKING|>…<|END_THINKING|>, output starts in it; a response or action channel ends it",
+        model_patterns: &["command-a-plus", "north-"],
+        // vLLM's CohereCommandParser with melody's cmd4 preset: text before any channel is
+        // reasoning.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|START_THINKING|>".into(),
+                end: "<|END_THINKING|>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<|START_RESPONSE|>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: vec!["<|START_ACTION|>".into(), "<|START_TEXT|>".into()],
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "cohere_command3",
+        help: "Command A Reasoning (command3): <|START_THINKING|>…<|END_THINKING|>",
+        model_patterns: &["command-a-reasoning"],
+        make: || Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -248,6 +378,24 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Qwen3Coder, schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
+    },
+    ToolEntry {
+        name: "step5",
+        help: "Step-5: qwen3_coder's <tool_call><function=f><parameter=p>…, content whitespace kept",
+        model_patterns: &["step-5", "step5"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::Step5, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Tags(QWEN3_CODER_TAGS),
+    },
+    ToolEntry {
+        name: "step3",
+        help: "Step-3: <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke><｜tool_call_end｜>…",
+        model_patterns: &["step3"],
+        make: |schemas| AnyToolParser::Step3(Step3Parser::new(schemas)),
+        keeps_special_tokens: true,
+        // vLLM's Step3ToolParser keeps the default supports_required_and_named and has no
+        // structural tag: required and named choices get the JSON schema.
+        grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
         name: "seed_oss",
@@ -406,6 +554,27 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Tags(DEEPSEEK_R1_TAGS),
     },
     ToolEntry {
+        name: "kimi_k3",
+        help: "Kimi K3 (XTML): <|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|><|open|>argument key=\"k\" type=\"t\"<|sep|>v<|close|>argument<|sep|>…",
+        model_patterns: &["kimi-k3", "kimi_k3"],
+        make: |_| AnyToolParser::KimiK3(KimiK3Parser::new()),
+        keeps_special_tokens: true,
+        // vLLM's KimiK3ToolParser: supports_required_and_named = False, and its XTML
+        // structural tag only with VLLM_ENFORCE_STRICT_TOOL_CALLING (a named choice without
+        // it is refused by vLLM).
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "k2_horizon",
+        help: "K2 Horizon: <ifm|tool_calls><ifm|tool_call>f<ifm|arg_key>k</ifm|arg_key><ifm|arg_value>v</ifm|arg_value></ifm|tool_call></ifm|tool_calls>, a group read whole",
+        model_patterns: &["k2-horizon", "k2_horizon"],
+        make: |schemas| AnyToolParser::K2Horizon(K2HorizonParser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's K2HorizonToolParser: supports_required_and_named = False and no structural
+        // tag; its adjust_request adds no JSON schema.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "kimi_k2",
         help: "Kimi K2: <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{…}",
         model_patterns: &["kimi-k2", "kimi_k2"],
@@ -472,6 +641,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "hunyuan_a13b",
+        help: "Hunyuan-A13B: jamba's <tool_calls>[{\"name\", \"arguments\"}, …]</tool_calls>",
+        model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
+        make: |_| marked(MarkedFamily::Jamba),
+        keeps_special_tokens: false,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "phi4_mini_json",
         help: "Phi-4-mini: functools[{\"name\", \"arguments\"}, …]",
         model_patterns: &["phi-4-mini"],
@@ -514,6 +691,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "hy_v3",
+        help: "Hunyuan v3 (Hy3): <tool_calls><tool_call>f<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
+        model_patterns: &["hy3", "hy-3"],
+        make: |schemas| AnyToolParser::HyV4(HyV4Parser::hy_v3(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's HYV3ToolParser keeps the default supports_required_and_named and has no
+        // structural tag: required and named choices get the JSON schema.
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "gigachat3",
         help: "GigaChat 3/3.1: <|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} or <|function_call|>{…}",
         model_patterns: &["gigachat3", "gigachat-3"],
@@ -528,6 +715,34 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |_| marked(MarkedFamily::Plamo3),
         keeps_special_tokens: true,
         // vLLM constrains required/named with its own plamo3 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "dots",
+        help: "dots: <dots_function_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></dots_function_call>, or a {\"name\", \"arguments\"} body",
+        model_patterns: &["dots.llm", "dots2", "dots3"],
+        make: |schemas| AnyToolParser::Dots(DotsParser::new(schemas)),
+        keeps_special_tokens: false,
+        // vLLM's DotsToolParser: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "cohere_command4",
+        help: "Command A Plus (command4): <|START_RESPONSE|>…<|END_RESPONSE|> or <|START_TEXT|>…, <|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|>",
+        model_patterns: &["command-a-plus", "north-"],
+        make: |_| AnyToolParser::Cohere(CohereParser::new(true)),
+        keeps_special_tokens: true,
+        // vLLM's CohereCommandParser builds its own structural tag (a grammar of the
+        // action array), not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "cohere_command3",
+        help: "Command A Reasoning (command3): <|START_RESPONSE|>…<|END_RESPONSE|>, <|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|>",
+        model_patterns: &["command-a-reasoning"],
+        make: |_| AnyToolParser::Cohere(CohereParser::new(false)),
+        keeps_special_tokens: true,
+        // As cohere_command4: vLLM's own structural tag, not built here yet.
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
@@ -625,6 +840,11 @@ pub enum AnyToolParser {
     Pythonic(PythonicParser),
     PythonicBlock(PythonicBlockParser),
     HyV4(HyV4Parser),
+    KimiK3(KimiK3Parser),
+    K2Horizon(K2HorizonParser),
+    Step3(Step3Parser),
+    Dots(DotsParser),
+    Cohere(CohereParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -633,7 +853,14 @@ pub enum AnyToolParser {
 impl AnyToolParser {
     /// Whether the parser types values by the request's tool schemas (the XML families).
     pub fn uses_schemas(&self) -> bool {
-        matches!(self, AnyToolParser::Xml(_) | AnyToolParser::HyV4(_))
+        matches!(
+            self,
+            AnyToolParser::Xml(_)
+                | AnyToolParser::HyV4(_)
+                | AnyToolParser::K2Horizon(_)
+                | AnyToolParser::Step3(_)
+                | AnyToolParser::Dots(_)
+        )
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
@@ -641,6 +868,9 @@ impl AnyToolParser {
         match self {
             AnyToolParser::Xml(p) => p.set_schemas(schemas),
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
+            AnyToolParser::Step3(p) => p.set_schemas(schemas),
+            AnyToolParser::Dots(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -654,6 +884,11 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.push(text, out),
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::HyV4(p) => p.push(text, out),
+            AnyToolParser::KimiK3(p) => p.push(text, out),
+            AnyToolParser::K2Horizon(p) => p.push(text, out),
+            AnyToolParser::Step3(p) => p.push(text, out),
+            AnyToolParser::Dots(p) => p.push(text, out),
+            AnyToolParser::Cohere(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -667,6 +902,11 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::HyV4(p) => p.finish(out),
+            AnyToolParser::KimiK3(p) => p.finish(out),
+            AnyToolParser::K2Horizon(p) => p.finish(out),
+            AnyToolParser::Step3(p) => p.finish(out),
+            AnyToolParser::Dots(p) => p.finish(out),
+            AnyToolParser::Cohere(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

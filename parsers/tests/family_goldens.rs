@@ -2,6 +2,9 @@
 //! `scripts/parser_cases/<name>.json` by `scripts/gen_parser_family_goldens.py` (each case
 //! names its source: a vLLM, SGLang or SMG test, or a broken output).
 //!
+//! A family vLLM runs only as one unified parser (`"kind": "parser"`, cohere_command) is
+//! checked as the derender chains ours: its reasoning parser, then its tool parser.
+//!
 //! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
 //! and one-shot results agree, ours must equal them. A case where they disagree, or where we
 //! deliberately differ, carries `ours` (our result) and `why` in its case file, and ours
@@ -9,9 +12,41 @@
 
 mod common;
 use common::{chunkings, golden_lines, reasoning_json, tools_json};
-use llm_render_parsers::ToolSchemas;
-use serde_json::Value;
+use llm_render_parsers::{
+    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
+};
+use serde_json::{json, Value};
 use std::sync::Arc;
+
+/// A family vLLM runs only as one unified parser (cohere_command): ours is the reasoning
+/// parser of its name, then its tool parser over the reasoning parser's content, chunk by
+/// chunk, as the derender chains them: `{"reasoning", "content", "calls"}`.
+fn unified_json(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
+    let (Some(mut r), Some(mut t)) = (
+        reasoning_parser(parser),
+        tool_parser(parser, schemas.clone()),
+    ) else {
+        panic!("no reasoning and tool parser {parser}");
+    };
+    let mut reasoning = String::new();
+    let mut out = Parsed::default();
+    for c in chunks.iter().map(Some).chain([None]) {
+        let mut split = Split::default();
+        match c {
+            Some(c) => r.push(c, &mut split),
+            None => r.finish(&mut split),
+        }
+        reasoning.push_str(&split.reasoning);
+        t.push(&split.content, &mut out);
+    }
+    t.finish(&mut out);
+    let calls: Vec<Value> = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    json!({"reasoning": reasoning, "content": out.content, "calls": calls})
+}
 
 fn goldens() -> Vec<Value> {
     golden_lines("parser_families.jsonl")
@@ -31,6 +66,10 @@ fn every_family_matches_vllm_or_lists_why() {
             "tool" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
                 tools_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
+            }
+            "parser" => {
+                let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
+                unified_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
             }
             _ => reasoning_json(parser, chunks),
         };

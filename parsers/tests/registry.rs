@@ -45,6 +45,9 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.1"), Some("deepseek_v31"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V3"), Some("deepseek_v3"));
     assert_eq!(tool("moonshotai/Kimi-K2-Instruct"), Some("kimi_k2"));
+    assert_eq!(tool("moonshotai/Kimi-K3"), Some("kimi_k3"));
+    assert_eq!(tool("LLM360/K2-Horizon"), Some("k2_horizon"));
+    assert_eq!(tool("tencent/Hunyuan-A13B-Instruct"), Some("hunyuan_a13b"));
     assert_eq!(tool("zai-org/GLM-4.5"), Some("glm45"));
     assert_eq!(tool("ibm-granite/granite-3.1-8b-instruct"), Some("granite"));
     assert_eq!(tool("swiss-ai/Apertus-8B-Instruct-2509"), Some("apertus"));
@@ -52,6 +55,15 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("Salesforce/Llama-xLAM-2-8B-fc-r"), Some("xlam"));
     assert_eq!(tool("allenai/Olmo-3-7B-Instruct"), Some("olmo3"));
     assert_eq!(tool("tencent/Hy4-preview"), Some("hy_v4"));
+    assert_eq!(tool("tencent/Hy3-preview"), Some("hy_v3"));
+    assert_eq!(tool("stepfun-ai/step3"), Some("step3"));
+    assert_eq!(tool("stepfun-ai/Step-3.5-Flash"), Some("step3p5"));
+    assert_eq!(tool("stepfun-ai/Step-5"), Some("step5"));
+    assert_eq!(tool("rednote-hilab/dots.llm1.inst"), Some("dots"));
+    assert_eq!(
+        tool("CohereLabs/command-a-reasoning-08-2025"),
+        Some("cohere_command3")
+    );
     assert_eq!(tool("MiniMaxAI/MiniMax-M2.5"), Some("minimax_m2"));
     assert_eq!(tool("ai-sage/GigaChat3-10B-A1.8B"), Some("gigachat3"));
     assert_eq!(tool("pfnet/plamo-3-nict-8b-chat"), Some("plamo3"));
@@ -66,6 +78,18 @@ fn auto_picks_the_family_of_the_model_name() {
         Some("deepseek_r1")
     );
     assert_eq!(reasoning("Qwen/Qwen3-8B"), Some("qwen3"));
+    assert_eq!(reasoning("moonshotai/Kimi-K3"), Some("kimi_k3"));
+    assert_eq!(reasoning("LLM360/K2-Horizon"), Some("k2_horizon"));
+    assert_eq!(reasoning("stepfun-ai/step3"), Some("step3"));
+    assert_eq!(reasoning("stepfun-ai/Step-5"), Some("step5"));
+    assert_eq!(
+        reasoning("CohereLabs/command-a-reasoning-08-2025"),
+        Some("cohere_command3")
+    );
+    assert_eq!(
+        reasoning("tencent/Hunyuan-A13B-Instruct"),
+        Some("hunyuan_a13b")
+    );
     assert_eq!(reasoning("mistralai/Magistral-Small-2506"), Some("mistral"));
     assert_eq!(reasoning("mistral"), Some("mistral"));
     assert_eq!(reasoning("mistralai/Mistral-7B"), None);

@@ -13,6 +13,16 @@
 //! `json.dumps` writes them. Content before the block is kept as written; text between calls
 //! is dropped, as vLLM drops it.
 //!
+//! Hunyuan v3 (`hy_v3`, vLLM's `HYV3ToolParser`) writes the same, with `<tool_sep>` after
+//! the name and newlines between the tags, which are dropped:
+//!
+//! ```text
+//! <tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</tool_calls>
+//! ```
+//!
+//! Its values are typed as hy_v4's; a call whose name does not end at `<tool_sep>` is no
+//! call, as vLLM's hy_v3 regex requires it.
+//!
 //! Where we differ from vLLM (listed in `docs/fidelity.md`): vLLM's one-shot path is strict,
 //! so any malformed call makes the whole output content, with no calls; its stream is
 //! lenient. Ours reads call by call: a call without a name is dropped (its block is content
@@ -32,6 +42,7 @@ const BLOCK_START: &str = "<tool_calls>";
 const BLOCK_END: &str = "</tool_calls>";
 const CALL_START: &str = "<tool_call>";
 const CALL_END: &str = "</tool_call>";
+const TOOL_SEP: &str = "<tool_sep>";
 const KEY_START: &str = "<arg_key>";
 const KEY_END: &str = "</arg_key>";
 const VALUE_START: &str = "<arg_value>";
@@ -72,6 +83,9 @@ pub struct HyV4Parser {
     key: String,
     /// The value being read streams (its parameter can only be a string).
     streams: bool,
+    /// hy_v3's layout: the name ends at `<tool_sep>`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    sep: bool,
     #[serde(skip)]
     schemas: Arc<ToolSchemas>,
 }
@@ -95,7 +109,16 @@ impl HyV4Parser {
             name: String::new(),
             key: String::new(),
             streams: false,
+            sep: false,
             schemas,
+        }
+    }
+
+    /// hy_v3's parser: each name ends at `<tool_sep>`.
+    pub fn hy_v3(schemas: Arc<ToolSchemas>) -> Self {
+        HyV4Parser {
+            sep: true,
+            ..HyV4Parser::new(schemas)
         }
     }
 
@@ -189,10 +212,15 @@ impl HyV4Parser {
         Step::Go(at + m.len())
     }
 
-    /// The name, up to `<arg_key>` or `</tool_call>`; then the call starts, unless the name
-    /// is empty, too long or has whitespace or `<` in it.
+    /// The name, up to `<arg_key>` or `</tool_call>` (hy_v3: up to `<tool_sep>`, which is
+    /// consumed); then the call starts, unless the name is empty, too long or has whitespace
+    /// or `<` in it.
     fn step_name(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let ends = [KEY_START, CALL_END];
+        let ends = if self.sep {
+            [TOOL_SEP, CALL_END]
+        } else {
+            [KEY_START, CALL_END]
+        };
         let found = first_of(rest, &ends);
         let keep = if at_end { 0 } else { held(rest, &ends) };
         let avail = found.map_or(rest.len() - keep, |f| f.0);
@@ -208,7 +236,8 @@ impl HyV4Parser {
             return Step::Wait(avail);
         }
         let name = self.token.trim().to_string();
-        if name.is_empty() || name.contains(char::is_whitespace) {
+        let unseparated = self.sep && found.is_some_and(|f| f.1 != TOOL_SEP);
+        if name.is_empty() || name.contains(char::is_whitespace) || unseparated {
             self.block_text(&rest[..avail]);
             self.mode = Mode::Skip;
             return Step::Go(avail);
@@ -220,7 +249,11 @@ impl HyV4Parser {
         out.start_call(self.index(), name.clone(), None);
         self.name = name;
         self.mode = Mode::Args;
-        Step::Go(avail)
+        Step::Go(if self.sep {
+            avail + TOOL_SEP.len()
+        } else {
+            avail
+        })
     }
 
     /// A call being skipped, up to its end (or the block's end, or the next call).

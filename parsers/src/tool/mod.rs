@@ -22,22 +22,32 @@
 //! and holding the call is what keeps the stream equal to the one-shot result.
 
 mod coerce;
+mod cohere;
+mod dots;
 mod engine_content;
 mod forced;
 mod hy_types;
 mod hy_v4;
 mod json_scan;
+mod k2_horizon;
+mod kimi_k3;
 mod marked;
 mod pythonic;
 mod pythonic_block;
+mod step3;
 mod xml;
 
 pub use coerce::Types;
+pub use cohere::CohereParser;
+pub use dots::DotsParser;
 pub use forced::ForcedCallParser;
 pub use hy_v4::HyV4Parser;
+pub use k2_horizon::K2HorizonParser;
+pub use kimi_k3::KimiK3Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
 pub use pythonic_block::{BlockFamily, PythonicBlockParser};
+pub use step3::Step3Parser;
 pub use xml::{XmlFamily, XmlParser};
 
 use serde::{Deserialize, Serialize};
@@ -160,6 +170,9 @@ pub struct ToolSchemas {
     /// Each function's parameter schemas as written, for the families that read them their
     /// own way (hy_v4).
     raw: HashMap<String, HashMap<String, Value>>,
+    /// Each function's `parameters` schema whole, for the families that resolve `$defs`
+    /// (dots).
+    parameters: HashMap<String, Value>,
 }
 
 impl ToolSchemas {
@@ -168,6 +181,7 @@ impl ToolSchemas {
     pub fn from_tools(tools: &[Value]) -> Self {
         let mut types = HashMap::new();
         let mut raw = HashMap::new();
+        let mut parameters = HashMap::new();
         for tool in tools {
             let Some(f) = tool.get("function").and_then(Value::as_object) else {
                 continue;
@@ -175,6 +189,9 @@ impl ToolSchemas {
             let Some(name) = f.get("name").and_then(Value::as_str) else {
                 continue;
             };
+            if let Some(p) = f.get("parameters") {
+                parameters.insert(name.to_string(), p.clone());
+            }
             let props = f
                 .get("parameters")
                 .and_then(|p| p.get("properties"))
@@ -191,7 +208,22 @@ impl ToolSchemas {
                 schemas.map(|(k, v)| (k.clone(), v.clone())).collect(),
             );
         }
-        ToolSchemas { types, raw }
+        ToolSchemas {
+            types,
+            raw,
+            parameters,
+        }
+    }
+
+    /// Whether the request declares a tool named `name` (vLLM's parsers that keep only
+    /// declared tools, as dots).
+    pub fn declares(&self, name: &str) -> bool {
+        self.types.contains_key(name)
+    }
+
+    /// A function's `parameters` schema as the request wrote it.
+    pub fn tool_parameters(&self, name: &str) -> Option<&Value> {
+        self.parameters.get(name)
     }
 
     /// Whether a call to `name` may be sent: the request declares that tool, or declares none

@@ -10,7 +10,7 @@
 //! | `granite` (Granite 3.0/3.1) | `<\|tool_call\|>` or `<tool_call>`, then `[{"name": "f", "arguments": {..}}, ..]`, no end marker |
 //! | `apertus` (Apertus) | `<\|tools_prefix\|>[{"f": {..}}, ..]<\|tools_suffix\|>`, the suffix optional |
 //! | `xlam` (Salesforce xLAM) | `[{"name": "f", "arguments": {..}}, ..]` at the start or after `</think>`, `[TOOL_CALLS]`, `<tool_call>` or a ```` ```json ```` fence |
-//! | `jamba` (AI21 Jamba 1.5+) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
+//! | `jamba` (AI21 Jamba 1.5+), `hunyuan_a13b` (Hunyuan-A13B) | `<tool_calls>[{"name": "f", "arguments": {..}}, ..]</tool_calls>` |
 //! | `internlm` (InternLM2/2.5) | hermes's, between `<\|action_start\|><\|plugin\|>` and `<\|action_end\|>` |
 //! | `granite-20b-fc` | `<function_call> {"name": "f", "arguments": {..}}`, repeated per call |
 //! | `gigachat3` (GigaChat 3/3.1) | `<\|message_sep\|>\n\nfunction call<\|role_sep\|>\n{"name": "f", "arguments": {..}}` (3) or `<\|function_call\|>{..}` (3.1), then `</s>` where written |

@@ -160,7 +160,11 @@ impl XmlParser {
 
     /// Appends content as vLLM's parser engine streams it (see [`EngineContent`]).
     fn push_content(&mut self, text: &str, out: &mut Parsed) {
-        self.content.push(text, self.calls > 0, out);
+        if self.family.spec().keeps_content_ws {
+            out.content.push_str(text);
+        } else {
+            self.content.push(text, self.calls > 0, out);
+        }
     }
 
     /// The declared types of the parameter being read; an undeclared one is a string (vLLM

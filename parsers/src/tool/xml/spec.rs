@@ -9,6 +9,8 @@ pub enum XmlFamily {
     SeedOss,
     /// MiMo-V2: qwen3_coder's grammar, values not newline-trimmed.
     Mimo,
+    /// Step-5: qwen3_coder's grammar, whitespace-only content before calls kept.
+    Step5,
     Glm45,
     /// MiniMax-M2: `<minimax:tool_call>` holding `<invoke name="f">` calls.
     MinimaxM2,
@@ -50,6 +52,10 @@ pub(super) struct Spec {
     /// DeepSeek's DSML parameters: a head with a `string` attribute that says how the value
     /// is read, and `arguments`/`input` wrappers unwrapped (see [`super::dsml`]).
     pub(super) dsml: bool,
+    /// Content is sent as written, whitespace before calls included (vLLM's step5 turns its
+    /// engine's `drop_whitespace_only_content_before_tools` off); otherwise as
+    /// [`super::super::engine_content`] holds it.
+    pub(super) keeps_content_ws: bool,
 }
 
 /// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
@@ -72,6 +78,7 @@ const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static st
         section: false,
         quoted_names: false,
         dsml: false,
+        keeps_content_ws: false,
     }
 }
 
@@ -96,6 +103,7 @@ const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> S
         section: true,
         quoted_names: false,
         dsml: true,
+        keeps_content_ws: false,
     }
 }
 
@@ -106,6 +114,11 @@ impl XmlFamily {
             XmlFamily::SeedOss => qwen3_coder(&["<seed:tool_call>"], "</seed:tool_call>"),
             XmlFamily::Mimo => Spec {
                 trim_newline: false,
+                ..qwen3_coder(&["<tool_call>"], "</tool_call>")
+            },
+            // vLLM 0.33's step5: the qwen3 engine with content whitespace kept.
+            XmlFamily::Step5 => Spec {
+                keeps_content_ws: true,
                 ..qwen3_coder(&["<tool_call>"], "</tool_call>")
             },
             XmlFamily::Glm45 => Spec {
@@ -125,6 +138,7 @@ impl XmlFamily {
                 section: false,
                 quoted_names: false,
                 dsml: false,
+                keeps_content_ws: false,
             },
             // vLLM's minimax_m2 engine (`vllm/parser/minimax_m2.py`): values verbatim, typed
             // by the schema, undeclared tools dropped (`validate_tool_names`).
@@ -145,6 +159,7 @@ impl XmlFamily {
                 section: true,
                 quoted_names: true,
                 dsml: false,
+                keeps_content_ws: false,
             },
             XmlFamily::DeepseekV32 => {
                 dsml(&["<｜DSML｜function_calls>"], "</｜DSML｜function_calls>")
