@@ -14,6 +14,12 @@
 //! * `implicit_end`: a marker that also ends reasoning and is kept as content (vLLM 0.33's
 //!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
 //!   a call).
+//! * `gemma4`: Gemma 4's channel rules, as vLLM's gemma4 parser engine
+//!   (`vllm/parser/gemma4.py`) applies them to `<|channel>thought\n…<channel|>`: the start
+//!   tag opens reasoning anywhere in the content (content before and after is joined), a
+//!   start tag inside reasoning and an end tag in content are dropped, a leading `thought\n`
+//!   of the reasoning is dropped (and a reasoning of just `thought`), and output that begins
+//!   with `thought\n` is reasoning without a start tag (vLLM injects the tag).
 
 use crate::{partial_suffix, Split};
 use serde::{Deserialize, Serialize};
@@ -42,7 +48,13 @@ pub struct TagSpec {
     /// Whitespace at the end of the reasoning is dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim_reasoning_end: bool,
+    /// Gemma 4's channel rules (see the module documentation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gemma4: bool,
 }
+
+/// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
+const THOUGHT_PREFIX: &str = "thought\n";
 
 impl TagSpec {
     /// vLLM's `is_reasoning_end` on a rendered prompt: whether generation starts after
@@ -108,6 +120,9 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
+    /// Gemma 4: the leading `thought\n` of the reasoning has been looked for.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prefix_done: bool,
 }
 
 impl TagReasoningParser {
@@ -128,6 +143,7 @@ impl TagReasoningParser {
             mode,
             held: String::new(),
             may_drop_start,
+            prefix_done: false,
         }
     }
 
@@ -143,6 +159,22 @@ impl TagReasoningParser {
     fn step(&mut self, out: &mut Split) {
         loop {
             match self.mode {
+                Mode::Start if self.spec.gemma4 => {
+                    // Output that begins with `thought\n` is reasoning (vLLM injects the
+                    // start tag in front of it).
+                    if self.held.starts_with(THOUGHT_PREFIX) {
+                        self.mode = Mode::Reasoning;
+                    } else if THOUGHT_PREFIX.starts_with(self.held.as_str()) {
+                        return;
+                    } else {
+                        self.mode = Mode::Content;
+                    }
+                }
+                Mode::Content if self.spec.gemma4 => {
+                    if !self.gemma4_content(out) {
+                        return;
+                    }
+                }
                 Mode::Start => {
                     let trimmed = self.held.trim_start();
                     if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
@@ -158,6 +190,9 @@ impl TagReasoningParser {
                     return;
                 }
                 Mode::Reasoning => {
+                    if self.spec.gemma4 && !self.prefix_done && !self.gemma4_prefix() {
+                        return;
+                    }
                     if self.may_drop_start {
                         let trimmed = self.held.trim_start();
                         if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
@@ -178,9 +213,7 @@ impl TagReasoningParser {
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
-                    let start_at = self
-                        .spec
-                        .starts_in_reasoning
+                    let start_at = (self.spec.starts_in_reasoning || self.spec.gemma4)
                         .then(|| self.held.find(self.spec.start.as_str()))
                         .flatten();
                     if let Some(s) = start_at {
@@ -205,7 +238,7 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
-                    let start_keep = if self.spec.starts_in_reasoning {
+                    let start_keep = if self.spec.starts_in_reasoning || self.spec.gemma4 {
                         partial_suffix(&self.held, &self.spec.start)
                     } else {
                         0
@@ -248,6 +281,62 @@ impl TagReasoningParser {
             }
         }
     }
+
+    /// Gemma 4, in reasoning, before its first text: drops a leading `thought\n`, or a
+    /// reasoning that is just `thought`. `false` while undecided (the text so far may still
+    /// become `thought\n`); a block that ends with no text decides nothing.
+    fn gemma4_prefix(&mut self) -> bool {
+        let markers = [
+            Some(self.spec.end.as_str()),
+            Some(self.spec.start.as_str()),
+            self.spec.implicit_end.as_deref(),
+        ];
+        let at = markers
+            .iter()
+            .flatten()
+            .filter_map(|m| self.held.find(m))
+            .min();
+        // With no marker yet, a marker's first part at the end is not text either.
+        let keep = markers
+            .iter()
+            .flatten()
+            .map(|m| partial_suffix(&self.held, m))
+            .max()
+            .unwrap_or(0);
+        let text = &self.held[..at.unwrap_or(self.held.len() - keep)];
+        if text.starts_with(THOUGHT_PREFIX) {
+            self.held.drain(..THOUGHT_PREFIX.len());
+        } else if at.is_some() && text == THOUGHT_PREFIX.trim_end() {
+            self.held.drain(..text.len());
+        } else if text.is_empty() || (at.is_none() && THOUGHT_PREFIX.starts_with(text)) {
+            return at.is_some();
+        }
+        self.prefix_done = true;
+        true
+    }
+
+    /// Gemma 4 content: a start tag opens reasoning, an end tag is dropped. `false` when
+    /// all that can be sent is sent.
+    fn gemma4_content(&mut self, out: &mut Split) -> bool {
+        let (start, end) = (self.spec.start.as_str(), self.spec.end.as_str());
+        let found = [start, end]
+            .into_iter()
+            .filter_map(|m| self.held.find(m).map(|at| (at, m)))
+            .min_by_key(|&(at, _)| at);
+        if let Some((at, m)) = found {
+            out.content.push_str(&self.held[..at]);
+            self.held.drain(..at + m.len());
+            if m == start {
+                self.mode = Mode::Reasoning;
+            }
+            return true;
+        }
+        let keep = partial_suffix(&self.held, start).max(partial_suffix(&self.held, end));
+        let emit = self.held.len() - keep;
+        out.content.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
 }
 
 impl ReasoningParser for TagReasoningParser {
@@ -257,6 +346,13 @@ impl ReasoningParser for TagReasoningParser {
     }
 
     fn finish(&mut self, out: &mut Split) {
+        if self.spec.gemma4
+            && self.mode == Mode::Reasoning
+            && !self.prefix_done
+            && self.held == THOUGHT_PREFIX.trim_end()
+        {
+            self.held.clear();
+        }
         match self.mode {
             Mode::Start | Mode::Content => out.content.push_str(&self.held),
             // Unclosed reasoning stays reasoning; a partial end tag is just text.

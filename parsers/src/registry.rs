@@ -9,8 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, HyV4Parser, MarkedFamily, MarkedParser, Parsed,
-    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, MarkedFamily,
+    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
+    XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec};
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         implicit_end: None,
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
+        gemma4: false,
     })
 }
 
@@ -80,6 +82,7 @@ fn engine_tags(
         implicit_end: Some(implicit_end.into()),
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
+        gemma4: false,
     })
 }
 
@@ -171,6 +174,24 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
         make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "gemma4",
+        help: "Gemma 4: <|channel>thought\\n…<channel|>, anywhere in the output; <|tool_call> also ends it",
+        model_patterns: &["gemma-4", "gemma4"],
+        // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|channel>".into(),
+                end: "<channel|>".into(),
+                starts_in_reasoning: false,
+                implicit_end: Some("<|tool_call>".into()),
+                turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
+                trim_reasoning_end: true,
+                gemma4: true,
+            }))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -504,6 +525,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "gemma4",
+        help: "Gemma 4: <|tool_call>call:f{k:<|\"|>v<|\"|>,n:3}<tool_call|>, values typed by the schema",
+        model_patterns: &["gemma-4", "gemma4"],
+        make: |schemas| AnyToolParser::Gemma(GemmaParser::new(GemmaFamily::Gemma4, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's gemma4 parser: supports_required_and_named = False and no structural tag,
+        // so the model writes its own format for every tool_choice.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "hy_v4",
         help: "Hunyuan v4: <tool_calls><tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>",
         model_patterns: &["hy4", "hy-4"],
@@ -625,6 +656,7 @@ pub enum AnyToolParser {
     Pythonic(PythonicParser),
     PythonicBlock(PythonicBlockParser),
     HyV4(HyV4Parser),
+    Gemma(GemmaParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -633,7 +665,10 @@ pub enum AnyToolParser {
 impl AnyToolParser {
     /// Whether the parser types values by the request's tool schemas (the XML families).
     pub fn uses_schemas(&self) -> bool {
-        matches!(self, AnyToolParser::Xml(_) | AnyToolParser::HyV4(_))
+        matches!(
+            self,
+            AnyToolParser::Xml(_) | AnyToolParser::HyV4(_) | AnyToolParser::Gemma(_)
+        )
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
@@ -641,6 +676,7 @@ impl AnyToolParser {
         match self {
             AnyToolParser::Xml(p) => p.set_schemas(schemas),
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            AnyToolParser::Gemma(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -654,6 +690,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.push(text, out),
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::HyV4(p) => p.push(text, out),
+            AnyToolParser::Gemma(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -667,6 +704,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Pythonic(p) => p.finish(out),
             AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::HyV4(p) => p.finish(out),
+            AnyToolParser::Gemma(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

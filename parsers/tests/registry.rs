@@ -58,6 +58,8 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2-Exp"), Some("deepseek_v31"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2"), Some("deepseek_v32"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V4-Flash"), Some("deepseek_v4"));
+    assert_eq!(tool("google/gemma-4-26B-A4B-it"), Some("gemma4"));
+    assert_eq!(tool("google/gemma-3-27b-it"), None);
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
@@ -73,6 +75,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("moonshotai/Kimi-K2-Instruct"), None);
     assert_eq!(reasoning("moonshotai/Kimi-K2-Thinking"), Some("kimi_k2"));
     assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
+    assert_eq!(reasoning("google/gemma-4-E4B-it"), Some("gemma4"));
 }
 
 #[test]

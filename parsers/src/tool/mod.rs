@@ -24,6 +24,7 @@
 mod coerce;
 mod engine_content;
 mod forced;
+mod gemma;
 mod hy_types;
 mod hy_v4;
 mod json_scan;
@@ -34,6 +35,7 @@ mod xml;
 
 pub use coerce::Types;
 pub use forced::ForcedCallParser;
+pub use gemma::{GemmaFamily, GemmaParser};
 pub use hy_v4::HyV4Parser;
 pub use marked::{MarkedFamily, MarkedParser};
 pub use pythonic::PythonicParser;
