@@ -525,6 +525,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::JsonSchema,
     },
     ToolEntry {
+        name: "functiongemma",
+        help: "FunctionGemma: <start_function_call>call:f{k:<escape>v<escape>,…}<end_function_call>",
+        model_patterns: &["functiongemma"],
+        make: |schemas| AnyToolParser::Gemma(GemmaParser::new(GemmaFamily::FunctionGemma, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "gemma4",
         help: "Gemma 4: <|tool_call>call:f{k:<|\"|>v<|\"|>,n:3}<tool_call|>, values typed by the schema",
         model_patterns: &["gemma-4", "gemma4"],

@@ -60,6 +60,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V4-Flash"), Some("deepseek_v4"));
     assert_eq!(tool("google/gemma-4-26B-A4B-it"), Some("gemma4"));
     assert_eq!(tool("google/gemma-3-27b-it"), None);
+    assert_eq!(tool("google/functiongemma-270m-it"), Some("functiongemma"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
