@@ -15,6 +15,9 @@ family's markers added as tokens, listed in `tokenizer_config.json` too: transfo
 drops added tokens that only `tokenizer.json` lists, and a marker split into pieces is not
 what the model emits.
 
+A case file may add tools to the shared ones (`"tools_extra"`, a list in OpenAI's `tools`
+form) where its source's test declares its own.
+
 A case may carry `"ours"` (the result llm-render gives) and `"why"`: where vLLM's stream and
 one-shot disagree, or where we deliberately differ; both are copied to the golden line and
 `parsers/tests/family_goldens.rs` checks them. Every other case must have vLLM agree with
@@ -145,8 +148,9 @@ def run_family(out, spec):
         for m in spec.get("added_tokens", []):
             n = len(tok.encode(m, add_special_tokens=False))
             assert n == 1, f"{name}: marker {m!r} is {n} tokens"
+        tools = TOOLS + spec.get("tools_extra", [])
         req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}],
-                                    tools=TOOLS, **spec.get("request", {}))
+                                    tools=tools, **spec.get("request", {}))
         if kind == "tool":
             cls, run = ToolParserManager.get_tool_parser(vname), run_tool
         else:
@@ -155,7 +159,7 @@ def run_family(out, spec):
             line = {"kind": kind, "parser": name, "vllm_parser": vname, "id": case["id"],
                     "text": case["text"], "source": case["source"]}
             if kind == "tool":
-                line["tools"] = TOOLS
+                line["tools"] = tools
             try:
                 line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding

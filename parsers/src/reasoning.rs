@@ -14,12 +14,7 @@
 //! * `implicit_end`: a marker that also ends reasoning and is kept as content (vLLM 0.33's
 //!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
 //!   a call).
-//! * `gemma4`: Gemma 4's channel rules, as vLLM's gemma4 parser engine
-//!   (`vllm/parser/gemma4.py`) applies them to `<|channel>thought\n…<channel|>`: the start
-//!   tag opens reasoning anywhere in the content (content before and after is joined), a
-//!   start tag inside reasoning and an end tag in content are dropped, a leading `thought\n`
-//!   of the reasoning is dropped (and a reasoning of just `thought`), and output that begins
-//!   with `thought\n` is reasoning without a start tag (vLLM injects the tag).
+//! * `variant`: a family's own rules ([`TagVariant`]).
 
 use crate::{partial_suffix, Split};
 use serde::{Deserialize, Serialize};
@@ -48,9 +43,36 @@ pub struct TagSpec {
     /// Whitespace at the end of the reasoning is dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim_reasoning_end: bool,
-    /// Gemma 4's channel rules (see the module documentation).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub gemma4: bool,
+    /// A family's own rules.
+    #[serde(default, skip_serializing_if = "TagVariant::is_plain")]
+    pub variant: TagVariant,
+}
+
+/// Rules of one family beyond the tag pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TagVariant {
+    /// The rules above.
+    #[default]
+    Plain,
+    /// Gemma 4's channel, as vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`) reads
+    /// `<|channel>thought\n…<channel|>`: the start tag opens reasoning anywhere in the
+    /// content (content before and after is joined), a start tag inside reasoning and an end
+    /// tag in content are dropped, a leading `thought\n` of the reasoning is dropped (and a
+    /// reasoning of just `thought`), and output that begins with `thought\n` is reasoning
+    /// without a start tag (vLLM injects the tag).
+    Gemma4,
+    /// MiniMax-M3's `<mm:think>…</mm:think>`, as vLLM's `MiniMaxM3ReasoningParser` reads it
+    /// (without `thinking_mode: "enabled"`): an end tag at the very start is dropped, the
+    /// first start tag anywhere opens reasoning (content before and after is joined), and
+    /// after that one block every tag is text.
+    MinimaxM3,
+}
+
+impl TagVariant {
+    fn is_plain(&self) -> bool {
+        *self == TagVariant::Plain
+    }
 }
 
 /// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
@@ -120,7 +142,8 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
-    /// Gemma 4: the leading `thought\n` of the reasoning has been looked for.
+    /// Gemma 4: the leading `thought\n` of the reasoning has been looked for; MiniMax-M3: the
+    /// leading end tag.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     prefix_done: bool,
 }
@@ -159,7 +182,7 @@ impl TagReasoningParser {
     fn step(&mut self, out: &mut Split) {
         loop {
             match self.mode {
-                Mode::Start if self.spec.gemma4 => {
+                Mode::Start if self.spec.variant == TagVariant::Gemma4 => {
                     // Output that begins with `thought\n` is reasoning (vLLM injects the
                     // start tag in front of it).
                     if self.held.starts_with(THOUGHT_PREFIX) {
@@ -170,7 +193,12 @@ impl TagReasoningParser {
                         self.mode = Mode::Content;
                     }
                 }
-                Mode::Content if self.spec.gemma4 => {
+                Mode::Start if self.spec.variant == TagVariant::MinimaxM3 => {
+                    if !self.minimax_m3_start(out) {
+                        return;
+                    }
+                }
+                Mode::Content if self.spec.variant == TagVariant::Gemma4 => {
                     if !self.gemma4_content(out) {
                         return;
                     }
@@ -190,7 +218,10 @@ impl TagReasoningParser {
                     return;
                 }
                 Mode::Reasoning => {
-                    if self.spec.gemma4 && !self.prefix_done && !self.gemma4_prefix() {
+                    if self.spec.variant == TagVariant::Gemma4
+                        && !self.prefix_done
+                        && !self.gemma4_prefix()
+                    {
                         return;
                     }
                     if self.may_drop_start {
@@ -213,7 +244,8 @@ impl TagReasoningParser {
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
-                    let start_at = (self.spec.starts_in_reasoning || self.spec.gemma4)
+                    let start_at = (self.spec.starts_in_reasoning
+                        || self.spec.variant == TagVariant::Gemma4)
                         .then(|| self.held.find(self.spec.start.as_str()))
                         .flatten();
                     if let Some(s) = start_at {
@@ -238,7 +270,9 @@ impl TagReasoningParser {
                         }
                         _ => {}
                     }
-                    let start_keep = if self.spec.starts_in_reasoning || self.spec.gemma4 {
+                    let start_keep = if self.spec.starts_in_reasoning
+                        || self.spec.variant == TagVariant::Gemma4
+                    {
                         partial_suffix(&self.held, &self.spec.start)
                     } else {
                         0
@@ -315,6 +349,30 @@ impl TagReasoningParser {
         true
     }
 
+    /// MiniMax-M3 before its reasoning block: drops an end tag at the very start, then sends
+    /// content up to the first start tag. `false` when all that can be sent is sent.
+    fn minimax_m3_start(&mut self, out: &mut Split) -> bool {
+        let (start, end) = (self.spec.start.as_str(), self.spec.end.as_str());
+        if !self.prefix_done {
+            if let Some(rest) = self.held.strip_prefix(end) {
+                self.held = rest.to_string();
+            } else if end.starts_with(self.held.as_str()) {
+                return false;
+            }
+            self.prefix_done = true;
+        }
+        if let Some(at) = self.held.find(start) {
+            out.content.push_str(&self.held[..at]);
+            self.held.drain(..at + start.len());
+            self.mode = Mode::Reasoning;
+            return true;
+        }
+        let emit = self.held.len() - partial_suffix(&self.held, start);
+        out.content.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
+
     /// Gemma 4 content: a start tag opens reasoning, an end tag is dropped. `false` when
     /// all that can be sent is sent.
     fn gemma4_content(&mut self, out: &mut Split) -> bool {
@@ -346,7 +404,7 @@ impl ReasoningParser for TagReasoningParser {
     }
 
     fn finish(&mut self, out: &mut Split) {
-        if self.spec.gemma4
+        if self.spec.variant == TagVariant::Gemma4
             && self.mode == Mode::Reasoning
             && !self.prefix_done
             && self.held == THOUGHT_PREFIX.trim_end()

@@ -10,10 +10,10 @@ use crate::grammar::{
 };
 use crate::tool::{
     BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, MarkedFamily,
-    MarkedParser, Parsed, PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily,
-    XmlParser,
+    MarkedParser, MinimaxM3Parser, Parsed, PythonicBlockParser, PythonicParser, ToolParser,
+    ToolSchemas, XmlFamily, XmlParser,
 };
-use crate::{HarmonyParser, TagReasoningParser, TagSpec};
+use crate::{HarmonyParser, TagReasoningParser, TagSpec, TagVariant};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         implicit_end: None,
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
-        gemma4: false,
+        variant: TagVariant::Plain,
     })
 }
 
@@ -82,7 +82,7 @@ fn engine_tags(
         implicit_end: Some(implicit_end.into()),
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
-        gemma4: false,
+        variant: TagVariant::Plain,
     })
 }
 
@@ -189,10 +189,30 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 implicit_end: Some("<|tool_call>".into()),
                 turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
                 trim_reasoning_end: true,
-                gemma4: true,
+                variant: TagVariant::Gemma4,
             }))
         },
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m3",
+        help: "MiniMax-M3: one <mm:think>…</mm:think> block, anywhere in the output",
+        model_patterns: &["minimax-m3", "minimax_m3"],
+        // vLLM's MiniMaxM3ReasoningParser without `thinking_mode: "enabled"` (its default):
+        // output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<mm:think>".into(),
+                end: "</mm:think>".into(),
+                starts_in_reasoning: false,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                variant: TagVariant::MinimaxM3,
+            }))
+        },
+        // Its markers are ordinary added tokens: vLLM leaves the request's setting alone.
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "holo2",
@@ -477,6 +497,16 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "minimax_m3",
+        help: "MiniMax-M3: ]<]minimax[>[<tool_call> holding ]<]minimax[>[<invoke name=\"f\"> calls, parameters as nested elements",
+        model_patterns: &["minimax-m3", "minimax_m3"],
+        make: |schemas| AnyToolParser::MinimaxM3(MinimaxM3Parser::new(schemas)),
+        // Its markers are ordinary added tokens: vLLM's adjust_request changes nothing.
+        keeps_special_tokens: false,
+        // vLLM's minimax_m3: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -665,6 +695,7 @@ pub enum AnyToolParser {
     PythonicBlock(PythonicBlockParser),
     HyV4(HyV4Parser),
     Gemma(GemmaParser),
+    MinimaxM3(MinimaxM3Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -675,7 +706,10 @@ impl AnyToolParser {
     pub fn uses_schemas(&self) -> bool {
         matches!(
             self,
-            AnyToolParser::Xml(_) | AnyToolParser::HyV4(_) | AnyToolParser::Gemma(_)
+            AnyToolParser::Xml(_)
+                | AnyToolParser::HyV4(_)
+                | AnyToolParser::Gemma(_)
+                | AnyToolParser::MinimaxM3(_)
         )
     }
 
@@ -685,6 +719,7 @@ impl AnyToolParser {
             AnyToolParser::Xml(p) => p.set_schemas(schemas),
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
             AnyToolParser::Gemma(p) => p.set_schemas(schemas),
+            AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -699,6 +734,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::PythonicBlock(p) => p.push(text, out),
             AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::Gemma(p) => p.push(text, out),
+            AnyToolParser::MinimaxM3(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -713,6 +749,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::PythonicBlock(p) => p.finish(out),
             AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::Gemma(p) => p.finish(out),
+            AnyToolParser::MinimaxM3(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

@@ -61,6 +61,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("google/gemma-4-26B-A4B-it"), Some("gemma4"));
     assert_eq!(tool("google/gemma-3-27b-it"), None);
     assert_eq!(tool("google/functiongemma-270m-it"), Some("functiongemma"));
+    assert_eq!(tool("MiniMaxAI/MiniMax-M3"), Some("minimax_m3"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
@@ -77,6 +78,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("moonshotai/Kimi-K2-Thinking"), Some("kimi_k2"));
     assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
     assert_eq!(reasoning("google/gemma-4-E4B-it"), Some("gemma4"));
+    assert_eq!(reasoning("MiniMaxAI/MiniMax-M3"), Some("minimax_m3"));
 }
 
 #[test]
