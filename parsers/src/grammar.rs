@@ -16,7 +16,7 @@ pub enum ToolGrammar {
     /// the family's parser reads it (vLLM's parsers with `supports_required_and_named =
     /// False` whose structural tag is off by default, as hy_v4's is without
     /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`, or that have none, as gemma4 and minimax_m3). Also the families whose structural tag is not
-    /// built here yet (minimax_m2, deepseek_v32, deepseek_v4, plamo3): vLLM constrains their
+    /// built here yet (minimax_m2, deepseek_v32, deepseek_v4, deepseek_v41, plamo3): vLLM constrains their
     /// `required` and named choices with it, llm-render does not (`docs/fidelity.md`).
     Unconstrained,
     /// vLLM's mistral parser with a Hugging Face tokenizer (`_build_guided_schema_pre_v11`): a

@@ -170,6 +170,13 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "deepseek_v41",
+        help: "DeepSeek-V4.1: <think>…</think>; a spaced DSML calls block also ends it",
+        model_patterns: &["deepseek-v4.1", "deepseek_v41"],
+        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
@@ -427,6 +434,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV32, schemas)),
         keeps_special_tokens: true,
         // vLLM constrains required/named with xgrammar's deepseek_v3_2 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "deepseek_v41",
+        help: "DeepSeek-V4.1: deepseek_v4's DSML with a space after the marker: <｜DSML｜ calls><｜DSML｜ invoke name=\"f\">…",
+        model_patterns: &["deepseek-v4.1", "deepseek_v41"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV41, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v4_1 tag, not built here yet.
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {

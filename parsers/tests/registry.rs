@@ -58,6 +58,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2-Exp"), Some("deepseek_v31"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2"), Some("deepseek_v32"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V4-Flash"), Some("deepseek_v4"));
+    assert_eq!(tool("deepseek-ai/DeepSeek-V4.1"), Some("deepseek_v41"));
     assert_eq!(tool("google/gemma-4-26B-A4B-it"), Some("gemma4"));
     assert_eq!(tool("google/gemma-3-27b-it"), None);
     assert_eq!(tool("google/functiongemma-270m-it"), Some("functiongemma"));
@@ -79,6 +80,11 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
     assert_eq!(reasoning("google/gemma-4-E4B-it"), Some("gemma4"));
     assert_eq!(reasoning("MiniMaxAI/MiniMax-M3"), Some("minimax_m3"));
+    assert_eq!(reasoning("deepseek-ai/DeepSeek-V4.1"), Some("deepseek_v41"));
+    assert_eq!(
+        reasoning("deepseek-ai/DeepSeek-V4-Flash"),
+        Some("deepseek_v4")
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! | `mimo` (MiMo-V2) | qwen3_coder's, values kept with their newlines |
 //! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
-//! | `deepseek_v32`, `deepseek_v4` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`), values read by their `string` attribute (see `dsml.rs`) |
+//! | `deepseek_v32`, `deepseek_v4`, `deepseek_v41` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`; V4.1: a space after each `｜DSML｜`, `<｜DSML｜ calls>`), values read by their `string` attribute (see `dsml.rs`) |
 //! | `minimax_m2` (MiniMax-M2) | `<minimax:tool_call>\n<invoke name="f">\n<parameter name="city">Paris</parameter>\n</invoke>\n<invoke name="g">…</invoke>\n</minimax:tool_call>`, names quoted with `"`, `'` or not at all, values verbatim |
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM

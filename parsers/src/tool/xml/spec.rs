@@ -16,6 +16,9 @@ pub enum XmlFamily {
     DeepseekV32,
     /// DeepSeek-V4: DSML, `<｜DSML｜tool_calls>` holding `<｜DSML｜invoke name="f">` calls.
     DeepseekV4,
+    /// DeepSeek-V4.1: DSML with a space after the marker, `<｜DSML｜ calls>` holding
+    /// `<｜DSML｜ invoke name="f">` calls.
+    DeepseekV41,
 }
 
 pub(super) struct Spec {
@@ -75,20 +78,27 @@ const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static st
     }
 }
 
-/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32 and deepseek_v4
-/// engines, `vllm/parser/deepseek_v32.py` and `deepseek_v4.py`): values verbatim, read by
-/// their `string` attribute, undeclared tools kept.
-const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> Spec {
+/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32, deepseek_v4 and
+/// deepseek_v41 engines, `vllm/parser/deepseek_v32.py`, `deepseek_v4.py` and
+/// `deepseek_v41.py`): values verbatim, read by their `string` attribute, undeclared tools
+/// kept. `tags`: the invoke's opener (up to the name), its closer, and the parameter's
+/// opener and closer.
+const fn dsml(
+    call_starts: &'static [&'static str],
+    call_end: &'static str,
+    tags: [&'static str; 4],
+) -> Spec {
+    let [invoke, invoke_end, param, param_end] = tags;
     Spec {
         call_starts,
         call_end,
-        func_open: Some("<｜DSML｜invoke name=\""),
+        func_open: Some(invoke),
         name_ends: &["\">"],
-        func_close: Some("</｜DSML｜invoke>"),
-        key_open: "<｜DSML｜parameter",
+        func_close: Some(invoke_end),
+        key_open: param,
         key_close: ">",
         value_open: None,
-        value_close: "</｜DSML｜parameter>",
+        value_close: param_end,
         trim_newline: false,
         streams_strings: true,
         drops_undeclared: false,
@@ -98,6 +108,22 @@ const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> S
         dsml: true,
     }
 }
+
+/// V3.2's and V4's DSML tags.
+const DSML_TAGS: [&str; 4] = [
+    "<｜DSML｜invoke name=\"",
+    "</｜DSML｜invoke>",
+    "<｜DSML｜parameter",
+    "</｜DSML｜parameter>",
+];
+
+/// V4.1's: a space after the marker.
+const DSML_SPACED_TAGS: [&str; 4] = [
+    "<｜DSML｜ invoke name=\"",
+    "</｜DSML｜ invoke>",
+    "<｜DSML｜ parameter",
+    "</｜DSML｜ parameter>",
+];
 
 impl XmlFamily {
     pub(super) fn spec(self) -> Spec {
@@ -146,9 +172,11 @@ impl XmlFamily {
                 quoted_names: true,
                 dsml: false,
             },
-            XmlFamily::DeepseekV32 => {
-                dsml(&["<｜DSML｜function_calls>"], "</｜DSML｜function_calls>")
-            }
+            XmlFamily::DeepseekV32 => dsml(
+                &["<｜DSML｜function_calls>"],
+                "</｜DSML｜function_calls>",
+                DSML_TAGS,
+            ),
             // V4 also accepts two other spellings of its block's opener.
             XmlFamily::DeepseekV4 => dsml(
                 &[
@@ -157,7 +185,11 @@ impl XmlFamily {
                     "<｜DSML｜tool>",
                 ],
                 "</｜DSML｜tool_calls>",
+                DSML_TAGS,
             ),
+            XmlFamily::DeepseekV41 => {
+                dsml(&["<｜DSML｜ calls>"], "</｜DSML｜ calls>", DSML_SPACED_TAGS)
+            }
         }
     }
 }
