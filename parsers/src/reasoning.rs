@@ -15,6 +15,7 @@
 //!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
 //!   a call).
 //! * `variant`: a family's own rules ([`TagVariant`]).
+//! * `dropped`: markers removed wherever they are, before anything else reads the text.
 
 use crate::{partial_suffix, Split};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,10 @@ pub struct TagSpec {
     /// A family's own rules.
     #[serde(default, skip_serializing_if = "TagVariant::is_plain")]
     pub variant: TagVariant,
+    /// Markers dropped wherever they are, before the tags are looked for (MiniCPM-V's
+    /// `<|im_end|>` and reserved tokens).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
 
 /// Rules of one family beyond the tag pair.
@@ -142,6 +147,9 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
+    /// Text not yet past the `dropped` markers: a possible partial marker.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    undropped: String,
     /// Gemma 4: the leading `thought\n` of the reasoning has been looked for; MiniMax-M3: the
     /// leading end tag.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -166,6 +174,7 @@ impl TagReasoningParser {
             mode,
             held: String::new(),
             may_drop_start,
+            undropped: String::new(),
             prefix_done: false,
         }
     }
@@ -395,15 +404,59 @@ impl TagReasoningParser {
         self.held.drain(..emit);
         false
     }
+
+    /// `text` without the `dropped` markers; a marker's first part at its end is held.
+    fn drop_markers(&mut self, text: &str, at_end: bool) -> String {
+        if self.spec.dropped.is_empty() {
+            return text.to_string();
+        }
+        let mut rest = std::mem::take(&mut self.undropped);
+        rest.push_str(text);
+        let mut out = String::with_capacity(rest.len());
+        loop {
+            let found = self
+                .spec
+                .dropped
+                .iter()
+                .filter_map(|m| rest.find(m.as_str()).map(|at| (at, m.len())))
+                .min_by_key(|&(at, len)| (at, usize::MAX - len));
+            match found {
+                Some((at, len)) => {
+                    out.push_str(&rest[..at]);
+                    rest.drain(..at + len);
+                }
+                None => break,
+            }
+        }
+        let keep = if at_end {
+            0
+        } else {
+            self.spec
+                .dropped
+                .iter()
+                .map(|m| partial_suffix(&rest, m))
+                .max()
+                .unwrap_or(0)
+        };
+        out.push_str(&rest[..rest.len() - keep]);
+        self.undropped = rest[rest.len() - keep..].to_string();
+        out
+    }
 }
 
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
-        self.held.push_str(text);
+        let text = self.drop_markers(text, false);
+        self.held.push_str(&text);
         self.step(out);
     }
 
     fn finish(&mut self, out: &mut Split) {
+        let rest = self.drop_markers("", true);
+        if !rest.is_empty() {
+            self.held.push_str(&rest);
+            self.step(out);
+        }
         if self.spec.variant == TagVariant::Gemma4
             && self.mode == Mode::Reasoning
             && !self.prefix_done

@@ -10,8 +10,8 @@ use crate::grammar::{
 };
 use crate::tool::{
     BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, MarkedFamily,
-    MarkedParser, MinimaxM3Parser, Parsed, PythonicBlockParser, PythonicParser, ToolParser,
-    ToolSchemas, XmlFamily, XmlParser,
+    MarkedParser, Minicpm5Parser, MinimaxM3Parser, Parsed, PythonicBlockParser, PythonicParser,
+    ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec, TagVariant};
 use serde::{Deserialize, Serialize};
@@ -62,6 +62,7 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         turn_boundaries: Vec::new(),
         trim_reasoning_end: false,
         variant: TagVariant::Plain,
+        dropped: Vec::new(),
     })
 }
 
@@ -83,6 +84,7 @@ fn engine_tags(
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
         variant: TagVariant::Plain,
+        dropped: Vec::new(),
     })
 }
 
@@ -197,6 +199,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
                 trim_reasoning_end: true,
                 variant: TagVariant::Gemma4,
+                dropped: Vec::new(),
             }))
         },
         keeps_special_tokens: true,
@@ -216,10 +219,36 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 turn_boundaries: Vec::new(),
                 trim_reasoning_end: false,
                 variant: TagVariant::MinimaxM3,
+                dropped: Vec::new(),
             }))
         },
         // Its markers are ordinary added tokens: vLLM leaves the request's setting alone.
         keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "minicpmv",
+        help: "MiniCPM-V 4.5/MiniCPM5: qwen3's <think>…</think>, <|im_end|> and reserved markers dropped",
+        model_patterns: &["minicpm-v", "minicpmv", "minicpm5", "minicpm-5"],
+        // vLLM's minicpmv parser: its qwen3 grammar (thinking on by default, no turn
+        // boundaries), `<|im_end|>`, `<reserved_12..15>` and `<|reserved_12..15|>` dropped.
+        make: || {
+            let mut dropped = vec!["<|im_end|>".to_string()];
+            for n in 12..16 {
+                dropped.push(format!("<reserved_{n}>"));
+                dropped.push(format!("<|reserved_{n}|>"));
+            }
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                variant: TagVariant::Plain,
+                dropped,
+            }))
+        },
+        keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "holo2",
@@ -523,6 +552,14 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "minicpm5",
+        help: "MiniCPM5: <function name=\"f\"><param name=\"k\">v</param>…</function>, bare, checked against the schema",
+        model_patterns: &["minicpm5", "minicpm-5"],
+        make: |schemas| AnyToolParser::Minicpm5(Minicpm5Parser::new(schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -712,6 +749,7 @@ pub enum AnyToolParser {
     HyV4(HyV4Parser),
     Gemma(GemmaParser),
     MinimaxM3(MinimaxM3Parser),
+    Minicpm5(Minicpm5Parser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -726,6 +764,7 @@ impl AnyToolParser {
                 | AnyToolParser::HyV4(_)
                 | AnyToolParser::Gemma(_)
                 | AnyToolParser::MinimaxM3(_)
+                | AnyToolParser::Minicpm5(_)
         )
     }
 
@@ -736,6 +775,7 @@ impl AnyToolParser {
             AnyToolParser::HyV4(p) => p.set_schemas(schemas),
             AnyToolParser::Gemma(p) => p.set_schemas(schemas),
             AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
+            AnyToolParser::Minicpm5(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -751,6 +791,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::HyV4(p) => p.push(text, out),
             AnyToolParser::Gemma(p) => p.push(text, out),
             AnyToolParser::MinimaxM3(p) => p.push(text, out),
+            AnyToolParser::Minicpm5(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -766,6 +807,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::HyV4(p) => p.finish(out),
             AnyToolParser::Gemma(p) => p.finish(out),
             AnyToolParser::MinimaxM3(p) => p.finish(out),
+            AnyToolParser::Minicpm5(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

@@ -29,6 +29,7 @@ mod hy_types;
 mod hy_v4;
 mod json_scan;
 mod marked;
+mod minicpm5;
 mod minimax_m3;
 mod minimax_m3_args;
 mod pythonic;
@@ -40,6 +41,7 @@ pub use forced::ForcedCallParser;
 pub use gemma::{GemmaFamily, GemmaParser};
 pub use hy_v4::HyV4Parser;
 pub use marked::{MarkedFamily, MarkedParser};
+pub use minicpm5::Minicpm5Parser;
 pub use minimax_m3::MinimaxM3Parser;
 pub use pythonic::PythonicParser;
 pub use pythonic_block::{BlockFamily, PythonicBlockParser};
@@ -165,6 +167,8 @@ pub struct ToolSchemas {
     /// Each function's parameter schemas as written, for the families that read them their
     /// own way (hy_v4).
     raw: HashMap<String, HashMap<String, Value>>,
+    /// Each function's `required` parameters.
+    required: HashMap<String, Vec<String>>,
 }
 
 impl ToolSchemas {
@@ -173,6 +177,7 @@ impl ToolSchemas {
     pub fn from_tools(tools: &[Value]) -> Self {
         let mut types = HashMap::new();
         let mut raw = HashMap::new();
+        let mut required = HashMap::new();
         for tool in tools {
             let Some(f) = tool.get("function").and_then(Value::as_object) else {
                 continue;
@@ -190,13 +195,27 @@ impl ToolSchemas {
                 .map(|(k, v)| (k.clone(), Types::from_schema(v)))
                 .collect();
             types.insert(name.to_string(), params);
+            let names = f
+                .get("parameters")
+                .and_then(|p| p.get("required"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            required.insert(name.to_string(), names);
             let schemas = props.into_iter().flatten();
             raw.insert(
                 name.to_string(),
                 schemas.map(|(k, v)| (k.clone(), v.clone())).collect(),
             );
         }
-        ToolSchemas { types, raw }
+        ToolSchemas {
+            types,
+            raw,
+            required,
+        }
     }
 
     /// Whether a call to `name` may be sent: the request declares that tool, or declares none
@@ -209,6 +228,24 @@ impl ToolSchemas {
     /// declared.
     pub fn param_types(&self, tool: &str, param: &str) -> Option<Types> {
         self.types.get(tool)?.get(param).copied()
+    }
+
+    /// Whether the request declares no tools.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
+    /// The parameter names `tool` declares (`parameters.properties`), in no order.
+    pub fn params(&self, tool: &str) -> Vec<String> {
+        self.raw
+            .get(tool)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The parameters `tool` declares `required`.
+    pub fn required(&self, tool: &str) -> &[String] {
+        self.required.get(tool).map_or(&[], Vec::as_slice)
     }
 
     /// Whether the request declares `tool` with at least one parameter.
