@@ -251,6 +251,27 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "poolside_v1",
+        help: "Poolside Laguna thinking: DeepSeek-R1's <think>…</think>, the prompt scan stopping at <assistant>",
+        // vLLM's poolside_v1 is the identity (all content) unless the request sets
+        // `thinking`/`enable_thinking`; this entry is its thinking mode, so `auto` does not
+        // pick it: with no reasoning parser, the output is all content, as vLLM's default.
+        model_patterns: &[],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: None,
+                turn_boundaries: vec!["<assistant>".into()],
+                trim_reasoning_end: false,
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: "holo2",
         help: "Holo2: DeepSeek-R1's <think>…</think>",
         model_patterns: &["holo2"],
@@ -558,6 +579,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |schemas| AnyToolParser::Minicpm5(Minicpm5Parser::new(schemas)),
         keeps_special_tokens: true,
         grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "poolside_v1",
+        help: "Poolside Laguna: glm45's <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, names unchecked",
+        model_patterns: &["laguna", "poolside"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::PoolsideV1, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's poolside_v1: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
         name: "granite4",

@@ -25,8 +25,7 @@
 
 mod read;
 
-use super::coerce::json_roundtrip;
-use super::hy_types::literal;
+use super::coerce::loose;
 use super::{Parsed, Scan, ToolParser, ToolSchemas};
 use crate::partial_suffix;
 use crate::pyjson::{dumps, dumps_str};
@@ -56,13 +55,6 @@ fn normalized(block: &str) -> String {
         .replace('\u{10a}', "\n")
         .replace("<functionname=", "<function name=")
         .replace("<paramname=", "<param name=")
-}
-
-/// A value as JSON, else a Python literal, else a string (vLLM's `_parse_arguments`).
-fn loose(text: &str) -> String {
-    json_roundtrip(text)
-        .or_else(|| literal(text))
-        .unwrap_or_else(|| dumps_str(text))
 }
 
 impl Minicpm5Parser {

@@ -19,6 +19,9 @@ pub enum XmlFamily {
     /// DeepSeek-V4.1: DSML with a space after the marker, `<｜DSML｜ calls>` holding
     /// `<｜DSML｜ invoke name="f">` calls.
     DeepseekV41,
+    /// Poolside Laguna: glm45's grammar, names unchecked and may hold spaces, values read
+    /// loosely ([`Spec::loose_values`]).
+    PoolsideV1,
 }
 
 pub(super) struct Spec {
@@ -53,6 +56,12 @@ pub(super) struct Spec {
     /// DeepSeek's DSML parameters: a head with a `string` attribute that says how the value
     /// is read, and `arguments`/`input` wrappers unwrapped (see [`super::dsml`]).
     pub(super) dsml: bool,
+    /// poolside_v1's values: a parameter declared `"type": "string"` exactly keeps its value
+    /// as written; any other value is stripped and read as JSON, else as a Python literal,
+    /// else kept as a string.
+    pub(super) loose_values: bool,
+    /// A name may hold spaces inside (poolside_v1's `get weather`).
+    pub(super) spaced_names: bool,
 }
 
 /// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
@@ -75,6 +84,8 @@ const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static st
         section: false,
         quoted_names: false,
         dsml: false,
+        loose_values: false,
+        spaced_names: false,
     }
 }
 
@@ -106,6 +117,33 @@ const fn dsml(
         section: true,
         quoted_names: false,
         dsml: true,
+        loose_values: false,
+        spaced_names: false,
+    }
+}
+
+/// GLM-4.5's grammar (vLLM's glm45 engine): `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`,
+/// values typed by the schema, undeclared tools dropped (`validate_tool_names`).
+const fn glm45() -> Spec {
+    Spec {
+        call_starts: &["<tool_call>"],
+        call_end: "</tool_call>",
+        func_open: None,
+        name_ends: &["\n", "<arg_key>", "</tool_call>"],
+        func_close: None,
+        key_open: "<arg_key>",
+        key_close: "</arg_key>",
+        value_open: Some("<arg_value>"),
+        value_close: "</arg_value>",
+        trim_newline: false,
+        streams_strings: false,
+        drops_undeclared: true,
+        bare_function: false,
+        section: false,
+        quoted_names: false,
+        dsml: false,
+        loose_values: false,
+        spaced_names: false,
     }
 }
 
@@ -134,23 +172,13 @@ impl XmlFamily {
                 trim_newline: false,
                 ..qwen3_coder(&["<tool_call>"], "</tool_call>")
             },
-            XmlFamily::Glm45 => Spec {
-                call_starts: &["<tool_call>"],
-                call_end: "</tool_call>",
-                func_open: None,
-                name_ends: &["\n", "<arg_key>", "</tool_call>"],
-                func_close: None,
-                key_open: "<arg_key>",
-                key_close: "</arg_key>",
-                value_open: Some("<arg_value>"),
-                value_close: "</arg_value>",
-                trim_newline: false,
-                streams_strings: false,
-                drops_undeclared: true,
-                bare_function: false,
-                section: false,
-                quoted_names: false,
-                dsml: false,
+            XmlFamily::Glm45 => glm45(),
+            // vLLM's poolside_v1 (`tool_parsers/poolside_v1_tool_parser.py`).
+            XmlFamily::PoolsideV1 => Spec {
+                drops_undeclared: false,
+                loose_values: true,
+                spaced_names: true,
+                ..glm45()
             },
             // vLLM's minimax_m2 engine (`vllm/parser/minimax_m2.py`): values verbatim, typed
             // by the schema, undeclared tools dropped (`validate_tool_names`).
@@ -171,6 +199,8 @@ impl XmlFamily {
                 section: true,
                 quoted_names: true,
                 dsml: false,
+                loose_values: false,
+                spaced_names: false,
             },
             XmlFamily::DeepseekV32 => dsml(
                 &["<｜DSML｜function_calls>"],
