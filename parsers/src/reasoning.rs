@@ -72,6 +72,15 @@ pub enum TagVariant {
     /// first start tag anywhere opens reasoning (content before and after is joined), and
     /// after that one block every tag is text.
     MinimaxM3,
+    /// Muse Spark's channel messages ([`crate::muse`]): the bodies of reasoning messages
+    /// (`self`, bare `<|message|>`) are reasoning, those to the user or `commentary` content;
+    /// a message to a tool that holds ATEM markup is passed on as content whole (header,
+    /// body, end marker), for the tool parser, other messages are dropped; text outside
+    /// messages is content.
+    Muse,
+    /// Muse Glimmer's: as `Muse`, with only `self` reasoning, a bare `<|message|>` content,
+    /// and `commentary` and `developer` messages passed on as tool messages.
+    MuseGlimmer,
 }
 
 impl TagVariant {
@@ -147,6 +156,11 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
+    /// Muse: the message cutter, and the open message's channel.
+    #[serde(default)]
+    muse: crate::muse::Segmenter,
+    #[serde(default)]
+    muse_open: Option<crate::muse::Channel>,
     /// Text not yet past the `dropped` markers: a possible partial marker.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     undropped: String,
@@ -175,6 +189,8 @@ impl TagReasoningParser {
             held: String::new(),
             may_drop_start,
             undropped: String::new(),
+            muse: Default::default(),
+            muse_open: None,
             prefix_done: false,
         }
     }
@@ -444,14 +460,75 @@ impl TagReasoningParser {
     }
 }
 
+impl TagReasoningParser {
+    /// Muse's messages, split by channel (see [`TagVariant::Muse`]).
+    fn muse_push(&mut self, text: &str, at_end: bool, out: &mut Split) {
+        use crate::muse::{channel, Channel, Seg};
+        let glimmer = self.spec.variant == TagVariant::MuseGlimmer;
+        let mut seg = std::mem::take(&mut self.muse);
+        let mut open = self.muse_open;
+        // A tool message is held whole, and passed on only if it holds ATEM markup.
+        let held = &mut self.held;
+        seg.push(text, at_end, &mut |s| match s {
+            Seg::Outside(t) => out.content.push_str(t),
+            Seg::Open(recipient, header) => {
+                let ch = channel(glimmer, recipient);
+                if ch == Channel::Tool {
+                    held.push_str(header);
+                    held.push_str("<|message|>");
+                }
+                open = Some(ch);
+            }
+            Seg::Body(t) => match open {
+                Some(Channel::Reasoning) => out.reasoning.push_str(t),
+                Some(Channel::Content) => out.content.push_str(t),
+                Some(Channel::Tool) => held.push_str(t),
+                _ => {}
+            },
+            Seg::Close(end) => {
+                if open.take() == Some(Channel::Tool) {
+                    let message = std::mem::take(held);
+                    if message.contains("<atem:function_calls>") || message.contains("<atem:invoke")
+                    {
+                        out.content.push_str(&message);
+                        // A message cut by the next one is closed for the tool parser.
+                        out.content.push_str(if end.is_empty() && !at_end {
+                            "<|eom|>"
+                        } else {
+                            end
+                        });
+                    }
+                }
+            }
+        });
+        self.muse = seg;
+        self.muse_open = open;
+    }
+
+    fn is_muse(&self) -> bool {
+        matches!(
+            self.spec.variant,
+            TagVariant::Muse | TagVariant::MuseGlimmer
+        )
+    }
+}
+
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
+        if self.is_muse() {
+            self.muse_push(text, false, out);
+            return;
+        }
         let text = self.drop_markers(text, false);
         self.held.push_str(&text);
         self.step(out);
     }
 
     fn finish(&mut self, out: &mut Split) {
+        if self.is_muse() {
+            self.muse_push("", true, out);
+            return;
+        }
         let rest = self.drop_markers("", true);
         if !rest.is_empty() {
             self.held.push_str(&rest);

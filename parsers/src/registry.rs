@@ -10,8 +10,8 @@ use crate::grammar::{
 };
 use crate::tool::{
     BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, MarkedFamily,
-    MarkedParser, Minicpm5Parser, MinimaxM3Parser, Parsed, PythonicBlockParser, PythonicParser,
-    ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    MarkedParser, Minicpm5Parser, MinimaxM3Parser, MuseParser, Parsed, PythonicBlockParser,
+    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec, TagVariant};
 use serde::{Deserialize, Serialize};
@@ -84,6 +84,21 @@ fn engine_tags(
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
         variant: TagVariant::Plain,
+        dropped: Vec::new(),
+    })
+}
+
+/// Muse's channel messages, cut by their own machine; the tags stand for a reasoning
+/// message's body (a prompt that ends inside one is not told apart).
+fn muse_tags(variant: TagVariant) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: "<|message|>".into(),
+        end: "<|eom|>".into(),
+        starts_in_reasoning: false,
+        implicit_end: None,
+        turn_boundaries: Vec::new(),
+        trim_reasoning_end: false,
+        variant,
         dropped: Vec::new(),
     })
 }
@@ -270,6 +285,27 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             }))
         },
         keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "muse_glimmer",
+        help: "Muse Glimmer: the bodies of its to=self<|message|>…<|eom|> messages",
+        model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
+        make: || Some(muse_tags(TagVariant::MuseGlimmer)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "muse",
+        help: "Muse Spark: the bodies of its to=self (and bare) <|message|>…<|eom|> messages",
+        model_patterns: &["muse-spark", "muse_spark", "musespark"],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "musespark1x",
+        help: "Muse Spark (vLLM's second name for muse)",
+        model_patterns: &[],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "holo2",
@@ -590,6 +626,31 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "muse_glimmer",
+        help: "Muse Glimmer: ATEM <atem:invoke name=\"f\"> calls in messages to a tool (<|start|>assistant to=f<|message|>…<|eom|>)",
+        model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(true, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's Muse parsers: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "muse",
+        help: "Muse Spark: muse_glimmer's channels, commentary as content, string parameters verbatim",
+        model_patterns: &["muse-spark", "muse_spark", "musespark"],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(false, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "musespark1x",
+        help: "Muse Spark (vLLM's second name for muse)",
+        model_patterns: &[],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(false, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -780,6 +841,7 @@ pub enum AnyToolParser {
     Gemma(GemmaParser),
     MinimaxM3(MinimaxM3Parser),
     Minicpm5(Minicpm5Parser),
+    Muse(MuseParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -795,6 +857,7 @@ impl AnyToolParser {
                 | AnyToolParser::Gemma(_)
                 | AnyToolParser::MinimaxM3(_)
                 | AnyToolParser::Minicpm5(_)
+                | AnyToolParser::Muse(_)
         )
     }
 
@@ -806,6 +869,7 @@ impl AnyToolParser {
             AnyToolParser::Gemma(p) => p.set_schemas(schemas),
             AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
             AnyToolParser::Minicpm5(p) => p.set_schemas(schemas),
+            AnyToolParser::Muse(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -822,6 +886,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Gemma(p) => p.push(text, out),
             AnyToolParser::MinimaxM3(p) => p.push(text, out),
             AnyToolParser::Minicpm5(p) => p.push(text, out),
+            AnyToolParser::Muse(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -838,6 +903,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Gemma(p) => p.finish(out),
             AnyToolParser::MinimaxM3(p) => p.finish(out),
             AnyToolParser::Minicpm5(p) => p.finish(out),
+            AnyToolParser::Muse(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
