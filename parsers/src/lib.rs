@@ -8,6 +8,7 @@
 
 mod grammar;
 mod harmony;
+mod inkling;
 mod muse;
 pub mod pyjson;
 pub mod pystr;

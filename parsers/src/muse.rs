@@ -223,3 +223,57 @@ impl Segmenter {
         self.buf = buf;
     }
 }
+
+/// The reasoning split of Muse's messages (the tag parser's `muse` variants): reasoning
+/// bodies are reasoning, answers content, and a message to a tool that holds ATEM markup is
+/// passed on whole (header, body, end marker) as content, for the tool parser; other
+/// messages are dropped, text outside messages is content.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct MuseSplit {
+    seg: Segmenter,
+    open: Option<Channel>,
+    /// The open tool message, held whole.
+    tool: String,
+}
+
+impl MuseSplit {
+    pub(crate) fn push(&mut self, text: &str, at_end: bool, glimmer: bool, out: &mut crate::Split) {
+        let mut seg = std::mem::take(&mut self.seg);
+        let mut open = self.open;
+        let tool = &mut self.tool;
+        seg.push(text, at_end, &mut |s| match s {
+            Seg::Outside(t) => out.content.push_str(t),
+            Seg::Open(recipient, header) => {
+                let ch = channel(glimmer, recipient);
+                if ch == Channel::Tool {
+                    tool.push_str(header);
+                    tool.push_str(MESSAGE);
+                }
+                open = Some(ch);
+            }
+            Seg::Body(t) => match open {
+                Some(Channel::Reasoning) => out.reasoning.push_str(t),
+                Some(Channel::Content) => out.content.push_str(t),
+                Some(Channel::Tool) => tool.push_str(t),
+                _ => {}
+            },
+            Seg::Close(end) => {
+                if open.take() == Some(Channel::Tool) {
+                    let message = std::mem::take(tool);
+                    if message.contains("<atem:function_calls>") || message.contains("<atem:invoke")
+                    {
+                        out.content.push_str(&message);
+                        // A message cut by the next one is closed for the tool parser.
+                        out.content.push_str(if end.is_empty() && !at_end {
+                            ENDS[0]
+                        } else {
+                            end
+                        });
+                    }
+                }
+            }
+        });
+        self.seg = seg;
+        self.open = open;
+    }
+}

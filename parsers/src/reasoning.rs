@@ -81,6 +81,9 @@ pub enum TagVariant {
     /// Muse Glimmer's: as `Muse`, with only `self` reasoning, a bare `<|message|>` content,
     /// and `commentary` and `developer` messages passed on as tool messages.
     MuseGlimmer,
+    /// Inkling's typed blocks ([`crate::inkling`]): thinking blocks are reasoning, text
+    /// blocks content, call blocks passed on with their markers for the tool parser.
+    Inkling,
 }
 
 impl TagVariant {
@@ -156,11 +159,11 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
-    /// Muse: the message cutter, and the open message's channel.
+    /// Muse's and Inkling's own machines.
     #[serde(default)]
-    muse: crate::muse::Segmenter,
+    muse: crate::muse::MuseSplit,
     #[serde(default)]
-    muse_open: Option<crate::muse::Channel>,
+    inkling: crate::inkling::InklingSplit,
     /// Text not yet past the `dropped` markers: a possible partial marker.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     undropped: String,
@@ -190,7 +193,7 @@ impl TagReasoningParser {
             may_drop_start,
             undropped: String::new(),
             muse: Default::default(),
-            muse_open: None,
+            inkling: Default::default(),
             prefix_done: false,
         }
     }
@@ -461,62 +464,21 @@ impl TagReasoningParser {
 }
 
 impl TagReasoningParser {
-    /// Muse's messages, split by channel (see [`TagVariant::Muse`]).
-    fn muse_push(&mut self, text: &str, at_end: bool, out: &mut Split) {
-        use crate::muse::{channel, Channel, Seg};
-        let glimmer = self.spec.variant == TagVariant::MuseGlimmer;
-        let mut seg = std::mem::take(&mut self.muse);
-        let mut open = self.muse_open;
-        // A tool message is held whole, and passed on only if it holds ATEM markup.
-        let held = &mut self.held;
-        seg.push(text, at_end, &mut |s| match s {
-            Seg::Outside(t) => out.content.push_str(t),
-            Seg::Open(recipient, header) => {
-                let ch = channel(glimmer, recipient);
-                if ch == Channel::Tool {
-                    held.push_str(header);
-                    held.push_str("<|message|>");
-                }
-                open = Some(ch);
-            }
-            Seg::Body(t) => match open {
-                Some(Channel::Reasoning) => out.reasoning.push_str(t),
-                Some(Channel::Content) => out.content.push_str(t),
-                Some(Channel::Tool) => held.push_str(t),
-                _ => {}
-            },
-            Seg::Close(end) => {
-                if open.take() == Some(Channel::Tool) {
-                    let message = std::mem::take(held);
-                    if message.contains("<atem:function_calls>") || message.contains("<atem:invoke")
-                    {
-                        out.content.push_str(&message);
-                        // A message cut by the next one is closed for the tool parser.
-                        out.content.push_str(if end.is_empty() && !at_end {
-                            "<|eom|>"
-                        } else {
-                            end
-                        });
-                    }
-                }
-            }
-        });
-        self.muse = seg;
-        self.muse_open = open;
-    }
-
-    fn is_muse(&self) -> bool {
-        matches!(
-            self.spec.variant,
-            TagVariant::Muse | TagVariant::MuseGlimmer
-        )
+    /// The families read by a machine of their own: Muse's messages, Inkling's blocks.
+    fn own_machine(&mut self, text: &str, at_end: bool, out: &mut Split) -> bool {
+        match self.spec.variant {
+            TagVariant::Muse => self.muse.push(text, at_end, false, out),
+            TagVariant::MuseGlimmer => self.muse.push(text, at_end, true, out),
+            TagVariant::Inkling => self.inkling.push(text, at_end, out),
+            _ => return false,
+        }
+        true
     }
 }
 
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
-        if self.is_muse() {
-            self.muse_push(text, false, out);
+        if self.own_machine(text, false, out) {
             return;
         }
         let text = self.drop_markers(text, false);
@@ -525,8 +487,7 @@ impl ReasoningParser for TagReasoningParser {
     }
 
     fn finish(&mut self, out: &mut Split) {
-        if self.is_muse() {
-            self.muse_push("", true, out);
+        if self.own_machine("", true, out) {
             return;
         }
         let rest = self.drop_markers("", true);

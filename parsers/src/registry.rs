@@ -9,9 +9,9 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, MarkedFamily,
-    MarkedParser, Minicpm5Parser, MinimaxM3Parser, MuseParser, Parsed, PythonicBlockParser,
-    PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser, InklingParser,
+    MarkedFamily, MarkedParser, Minicpm5Parser, MinimaxM3Parser, MuseParser, Parsed,
+    PythonicBlockParser, PythonicParser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
 use crate::{HarmonyParser, TagReasoningParser, TagSpec, TagVariant};
 use serde::{Deserialize, Serialize};
@@ -305,6 +305,24 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Muse Spark (vLLM's second name for muse)",
         model_patterns: &[],
         make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "inkling",
+        help: "Inkling: <|content_thinking|>…<|end_message|> blocks",
+        model_patterns: &["inkling"],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|content_thinking|>".into(),
+                end: "<|end_message|>".into(),
+                starts_in_reasoning: false,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: true,
+                variant: TagVariant::Inkling,
+                dropped: Vec::new(),
+            }))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -651,6 +669,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "inkling",
+        help: "Inkling: <|content_invoke_tool_json|>{\"name\", \"args\"}<|end_message|> blocks among text and thinking blocks",
+        model_patterns: &["inkling"],
+        make: |_| AnyToolParser::Inkling(InklingParser::new()),
+        keeps_special_tokens: true,
+        // vLLM's inkling: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -842,6 +869,7 @@ pub enum AnyToolParser {
     MinimaxM3(MinimaxM3Parser),
     Minicpm5(Minicpm5Parser),
     Muse(MuseParser),
+    Inkling(InklingParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -887,6 +915,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::MinimaxM3(p) => p.push(text, out),
             AnyToolParser::Minicpm5(p) => p.push(text, out),
             AnyToolParser::Muse(p) => p.push(text, out),
+            AnyToolParser::Inkling(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -904,6 +933,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::MinimaxM3(p) => p.finish(out),
             AnyToolParser::Minicpm5(p) => p.finish(out),
             AnyToolParser::Muse(p) => p.finish(out),
+            AnyToolParser::Inkling(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

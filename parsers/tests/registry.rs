@@ -67,6 +67,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("poolside/Laguna-M"), Some("poolside_v1"));
     assert_eq!(tool("meta/Muse-Glimmer-A"), Some("muse_glimmer"));
     assert_eq!(tool("meta/Muse-Spark-1"), Some("muse"));
+    assert_eq!(tool("inkling-base"), Some("inkling"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
@@ -89,6 +90,7 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("openbmb/MiniCPM5-16B"), Some("minicpmv"));
     assert_eq!(reasoning("meta/Muse-Glimmer-A"), Some("muse_glimmer"));
     assert_eq!(reasoning("meta/Muse-Spark-1"), Some("muse"));
+    assert_eq!(reasoning("inkling-base"), Some("inkling"));
     // poolside_v1's reasoning is off unless the request turns thinking on: not by name.
     assert_eq!(reasoning("poolside/Laguna-M"), None);
     assert_eq!(
