@@ -88,12 +88,14 @@ fn engine_tags(
     })
 }
 
-/// Muse's channel messages, cut by their own machine; the tags stand for a reasoning
-/// message's body (a prompt that ends inside one is not told apart).
+/// Muse's channel messages, cut by their own machine. The tags are what the render and the
+/// reasoning-token count read: no single token spells them, so a prompt never reads as
+/// having ended reasoning (vLLM's Muse parsers say it has only once a tool channel opened)
+/// and no reasoning tokens are counted.
 fn muse_tags(variant: TagVariant) -> TagReasoningParser {
     TagReasoningParser::new(TagSpec {
-        start: "<|message|>".into(),
-        end: "<|eom|>".into(),
+        start: "to=self<|message|>".into(),
+        end: "to=user<|message|>".into(),
         starts_in_reasoning: false,
         implicit_end: None,
         turn_boundaries: Vec::new(),
@@ -315,9 +317,12 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|content_thinking|>".into(),
                 end: "<|end_message|>".into(),
-                starts_in_reasoning: false,
+                // For the render's prompt check only (the blocks are read by their own
+                // machine): a prompt that ends in `<|message_model|>` has not ended
+                // reasoning, as vLLM's inkling `is_reasoning_end` says.
+                starts_in_reasoning: true,
                 implicit_end: None,
-                turn_boundaries: Vec::new(),
+                turn_boundaries: vec!["<|message_model|>".into()],
                 trim_reasoning_end: true,
                 variant: TagVariant::Inkling,
                 dropped: Vec::new(),
