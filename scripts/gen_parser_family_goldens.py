@@ -21,6 +21,11 @@ family's markers added as tokens, listed in `tokenizer_config.json` too: transfo
 drops added tokens that only `tokenizer.json` lists, and a marker split into pieces is not
 what the model emits.
 
+A reasoning case file may give its parser constructor keyword arguments (`"parser_kwargs"`,
+such as `{"chat_template_kwargs": {"thinking": true}}`), as serving passes the request's.
+A case file may add tools to the shared ones (`"tools_extra"`, a list in OpenAI's `tools`
+form) where its source's test declares its own.
+
 A case may carry `"ours"` (the result llm-render gives) and `"why"`: where vLLM's stream and
 one-shot disagree, or where we deliberately differ; both are copied to the golden line and
 `parsers/tests/family_goldens.rs` checks them. Every other case must have vLLM agree with
@@ -122,10 +127,10 @@ def run_tool(cls, tok, req, text):
     return nonstream, stream
 
 
-def run_reasoning(cls, tok, req, text):
-    reasoning, content = cls(tok).extract_reasoning(text, req)
+def run_reasoning(cls, tok, req, text, kwargs=None):
+    reasoning, content = cls(tok, **(kwargs or {})).extract_reasoning(text, req)
     nonstream = {"content": content or "", "reasoning": reasoning or ""}
-    p = cls(tok)
+    p = cls(tok, **(kwargs or {}))
     sc, sr = "", ""
     deltas = [p.extract_reasoning_streaming(*step) for step in token_steps(tok, text)]
     if hasattr(p, "finish_streaming"):
@@ -175,8 +180,9 @@ def run_family(out, spec):
         for m in spec.get("added_tokens", []):
             n = len(tok.encode(m, add_special_tokens=False))
             assert n == 1, f"{name}: marker {m!r} is {n} tokens"
+        tools = TOOLS + spec.get("tools_extra", [])
         req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}],
-                                    tools=TOOLS, **spec.get("request", {}))
+                                    tools=tools, **spec.get("request", {}))
         if kind == "tool":
             cls, run = ToolParserManager.get_tool_parser(vname), run_tool
         elif kind == "parser":
@@ -190,9 +196,13 @@ def run_family(out, spec):
             line = {"kind": kind, "parser": name, "vllm_parser": vname, "id": case["id"],
                     "text": case["text"], "source": case["source"]}
             if kind in ("tool", "parser"):
-                line["tools"] = TOOLS
+                line["tools"] = tools
             try:
-                line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
+                if kind == "tool":
+                    line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
+                else:
+                    line["nonstream"], line["stream"] = run(
+                        cls, tok, req, case["text"], spec.get("parser_kwargs"))
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding
                 line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
             for k in ("ours", "why"):

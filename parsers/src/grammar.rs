@@ -15,10 +15,11 @@ pub enum ToolGrammar {
     /// No constraint: the model writes the family's own format for every `tool_choice`, and
     /// the family's parser reads it (vLLM's parsers with `supports_required_and_named =
     /// False` whose structural tag is off by default, as hy_v4's and kimi_k3's are without
-    /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`, or that have none, as k2_horizon and dots). Also
-    /// the families whose structural tag is not built here yet (minimax_m2, deepseek_v32,
-    /// deepseek_v4, plamo3, cohere_command3/4): vLLM constrains their `required` and named
-    /// choices with it, llm-render does not (`docs/fidelity.md`).
+    /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`, or that have none, as k2_horizon, dots, gemma4,
+    /// minimax_m3, poolside_v1, muse and inkling). Also the families whose structural tag is
+    /// not built here yet (minimax_m2, deepseek_v32, deepseek_v4, deepseek_v41, plamo3,
+    /// cohere_command3/4): vLLM constrains their `required` and named choices with it,
+    /// llm-render does not (`docs/fidelity.md`).
     Unconstrained,
     /// vLLM's mistral parser with a Hugging Face tokenizer (`_build_guided_schema_pre_v11`): a
     /// JSON schema of the list `[{"name", "arguments"}]` for `required` and a named tool.

@@ -8,6 +8,8 @@
 
 mod grammar;
 mod harmony;
+mod inkling;
+mod muse;
 pub mod pyjson;
 pub mod pystr;
 mod reasoning;
@@ -16,7 +18,7 @@ pub mod tool;
 
 pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
 pub use harmony::HarmonyParser;
-pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec};
+pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,
     tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, HARMONY_REASONING,

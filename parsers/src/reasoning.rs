@@ -14,6 +14,8 @@
 //! * `implicit_end`: a marker that also ends reasoning and is kept as content (vLLM 0.33's
 //!   Qwen3 parser treats `<tool_call>` so: a call made without closing `</think>` is still
 //!   a call).
+//! * `variant`: a family's own rules ([`TagVariant`]).
+//! * `dropped`: markers removed wherever they are, before anything else reads the text.
 
 use crate::{partial_suffix, Split};
 use serde::{Deserialize, Serialize};
@@ -58,7 +60,56 @@ pub struct TagSpec {
     /// and action channels).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_implicit_ends: Vec<String>,
+    /// A family's own rules.
+    #[serde(default, skip_serializing_if = "TagVariant::is_plain")]
+    pub variant: TagVariant,
+    /// Markers dropped wherever they are, before the tags are looked for (MiniCPM-V's
+    /// `<|im_end|>` and reserved tokens).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
 }
+
+/// Rules of one family beyond the tag pair.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TagVariant {
+    /// The rules above.
+    #[default]
+    Plain,
+    /// Gemma 4's channel, as vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`) reads
+    /// `<|channel>thought\n…<channel|>`: the start tag opens reasoning anywhere in the
+    /// content (content before and after is joined), a start tag inside reasoning and an end
+    /// tag in content are dropped, a leading `thought\n` of the reasoning is dropped (and a
+    /// reasoning of just `thought`), and output that begins with `thought\n` is reasoning
+    /// without a start tag (vLLM injects the tag).
+    Gemma4,
+    /// MiniMax-M3's `<mm:think>…</mm:think>`, as vLLM's `MiniMaxM3ReasoningParser` reads it
+    /// (without `thinking_mode: "enabled"`): an end tag at the very start is dropped, the
+    /// first start tag anywhere opens reasoning (content before and after is joined), and
+    /// after that one block every tag is text.
+    MinimaxM3,
+    /// Muse Spark's channel messages ([`crate::muse`]): the bodies of reasoning messages
+    /// (`self`, bare `<|message|>`) are reasoning, those to the user or `commentary` content;
+    /// a message to a tool that holds ATEM markup is passed on as content whole (header,
+    /// body, end marker), for the tool parser, other messages are dropped; text outside
+    /// messages is content.
+    Muse,
+    /// Muse Glimmer's: as `Muse`, with only `self` reasoning, a bare `<|message|>` content,
+    /// and `commentary` and `developer` messages passed on as tool messages.
+    MuseGlimmer,
+    /// Inkling's typed blocks ([`crate::inkling`]): thinking blocks are reasoning, text
+    /// blocks content, call blocks passed on with their markers for the tool parser.
+    Inkling,
+}
+
+impl TagVariant {
+    fn is_plain(&self) -> bool {
+        *self == TagVariant::Plain
+    }
+}
+
+/// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
+const THOUGHT_PREFIX: &str = "thought\n";
 
 impl TagSpec {
     /// vLLM's `is_reasoning_end` on a rendered prompt: whether generation starts after
@@ -124,6 +175,18 @@ pub struct TagReasoningParser {
     /// With `starts_in_reasoning`: a start tag at the very beginning (after whitespace) is
     /// a repeat of the template's and is dropped; only until anything else is seen.
     may_drop_start: bool,
+    /// Muse's and Inkling's own machines.
+    #[serde(default)]
+    muse: crate::muse::MuseSplit,
+    #[serde(default)]
+    inkling: crate::inkling::InklingSplit,
+    /// Text not yet past the `dropped` markers: a possible partial marker.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    undropped: String,
+    /// Gemma 4: the leading `thought\n` of the reasoning has been looked for; MiniMax-M3: the
+    /// leading end tag.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prefix_done: bool,
 }
 
 impl TagReasoningParser {
@@ -144,6 +207,10 @@ impl TagReasoningParser {
             mode,
             held: String::new(),
             may_drop_start,
+            undropped: String::new(),
+            muse: Default::default(),
+            inkling: Default::default(),
+            prefix_done: false,
         }
     }
 
@@ -174,6 +241,27 @@ impl TagReasoningParser {
     fn step(&mut self, out: &mut Split) {
         loop {
             match self.mode {
+                Mode::Start if self.spec.variant == TagVariant::Gemma4 => {
+                    // Output that begins with `thought\n` is reasoning (vLLM injects the
+                    // start tag in front of it).
+                    if self.held.starts_with(THOUGHT_PREFIX) {
+                        self.mode = Mode::Reasoning;
+                    } else if THOUGHT_PREFIX.starts_with(self.held.as_str()) {
+                        return;
+                    } else {
+                        self.mode = Mode::Content;
+                    }
+                }
+                Mode::Start if self.spec.variant == TagVariant::MinimaxM3 => {
+                    if !self.minimax_m3_start(out) {
+                        return;
+                    }
+                }
+                Mode::Content if self.spec.variant == TagVariant::Gemma4 => {
+                    if !self.gemma4_content(out) {
+                        return;
+                    }
+                }
                 Mode::Start => {
                     let trimmed = self.held.trim_start();
                     if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
@@ -189,6 +277,12 @@ impl TagReasoningParser {
                     return;
                 }
                 Mode::Reasoning => {
+                    if self.spec.variant == TagVariant::Gemma4
+                        && !self.prefix_done
+                        && !self.gemma4_prefix()
+                    {
+                        return;
+                    }
                     if self.may_drop_start {
                         let trimmed = self.held.trim_start();
                         if let Some(rest) = trimmed.strip_prefix(self.spec.start.as_str()) {
@@ -205,7 +299,9 @@ impl TagReasoningParser {
                     // For formats that start in reasoning (qwen3, deepseek_r1), a start tag
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
-                    let drops_tags = self.spec.starts_in_reasoning && !self.spec.literal_tags;
+                    let drops_tags = (self.spec.starts_in_reasoning
+                        || self.spec.variant == TagVariant::Gemma4)
+                        && !self.spec.literal_tags;
                     let start_at = drops_tags
                         .then(|| self.held.find(self.spec.start.as_str()))
                         .flatten();
@@ -286,15 +382,165 @@ impl TagReasoningParser {
             }
         }
     }
+
+    /// Gemma 4, in reasoning, before its first text: drops a leading `thought\n`, or a
+    /// reasoning that is just `thought`. `false` while undecided (the text so far may still
+    /// become `thought\n`); a block that ends with no text decides nothing.
+    fn gemma4_prefix(&mut self) -> bool {
+        let markers = [
+            Some(self.spec.end.as_str()),
+            Some(self.spec.start.as_str()),
+            self.spec.implicit_end.as_deref(),
+        ];
+        let at = markers
+            .iter()
+            .flatten()
+            .filter_map(|m| self.held.find(m))
+            .min();
+        // With no marker yet, a marker's first part at the end is not text either.
+        let keep = markers
+            .iter()
+            .flatten()
+            .map(|m| partial_suffix(&self.held, m))
+            .max()
+            .unwrap_or(0);
+        let text = &self.held[..at.unwrap_or(self.held.len() - keep)];
+        if text.starts_with(THOUGHT_PREFIX) {
+            self.held.drain(..THOUGHT_PREFIX.len());
+        } else if at.is_some() && text == THOUGHT_PREFIX.trim_end() {
+            self.held.drain(..text.len());
+        } else if text.is_empty() || (at.is_none() && THOUGHT_PREFIX.starts_with(text)) {
+            return at.is_some();
+        }
+        self.prefix_done = true;
+        true
+    }
+
+    /// MiniMax-M3 before its reasoning block: drops an end tag at the very start, then sends
+    /// content up to the first start tag. `false` when all that can be sent is sent.
+    fn minimax_m3_start(&mut self, out: &mut Split) -> bool {
+        let (start, end) = (self.spec.start.as_str(), self.spec.end.as_str());
+        if !self.prefix_done {
+            if let Some(rest) = self.held.strip_prefix(end) {
+                self.held = rest.to_string();
+            } else if end.starts_with(self.held.as_str()) {
+                return false;
+            }
+            self.prefix_done = true;
+        }
+        if let Some(at) = self.held.find(start) {
+            out.content.push_str(&self.held[..at]);
+            self.held.drain(..at + start.len());
+            self.mode = Mode::Reasoning;
+            return true;
+        }
+        let emit = self.held.len() - partial_suffix(&self.held, start);
+        out.content.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
+
+    /// Gemma 4 content: a start tag opens reasoning, an end tag is dropped. `false` when
+    /// all that can be sent is sent.
+    fn gemma4_content(&mut self, out: &mut Split) -> bool {
+        let (start, end) = (self.spec.start.as_str(), self.spec.end.as_str());
+        let found = [start, end]
+            .into_iter()
+            .filter_map(|m| self.held.find(m).map(|at| (at, m)))
+            .min_by_key(|&(at, _)| at);
+        if let Some((at, m)) = found {
+            out.content.push_str(&self.held[..at]);
+            self.held.drain(..at + m.len());
+            if m == start {
+                self.mode = Mode::Reasoning;
+            }
+            return true;
+        }
+        let keep = partial_suffix(&self.held, start).max(partial_suffix(&self.held, end));
+        let emit = self.held.len() - keep;
+        out.content.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
+
+    /// `text` without the `dropped` markers; a marker's first part at its end is held.
+    fn drop_markers(&mut self, text: &str, at_end: bool) -> String {
+        if self.spec.dropped.is_empty() {
+            return text.to_string();
+        }
+        let mut rest = std::mem::take(&mut self.undropped);
+        rest.push_str(text);
+        let mut out = String::with_capacity(rest.len());
+        loop {
+            let found = self
+                .spec
+                .dropped
+                .iter()
+                .filter_map(|m| rest.find(m.as_str()).map(|at| (at, m.len())))
+                .min_by_key(|&(at, len)| (at, usize::MAX - len));
+            match found {
+                Some((at, len)) => {
+                    out.push_str(&rest[..at]);
+                    rest.drain(..at + len);
+                }
+                None => break,
+            }
+        }
+        let keep = if at_end {
+            0
+        } else {
+            self.spec
+                .dropped
+                .iter()
+                .map(|m| partial_suffix(&rest, m))
+                .max()
+                .unwrap_or(0)
+        };
+        out.push_str(&rest[..rest.len() - keep]);
+        self.undropped = rest[rest.len() - keep..].to_string();
+        out
+    }
+}
+
+impl TagReasoningParser {
+    /// The families read by a machine of their own: Muse's messages, Inkling's blocks.
+    fn own_machine(&mut self, text: &str, at_end: bool, out: &mut Split) -> bool {
+        match self.spec.variant {
+            TagVariant::Muse => self.muse.push(text, at_end, false, out),
+            TagVariant::MuseGlimmer => self.muse.push(text, at_end, true, out),
+            TagVariant::Inkling => self.inkling.push(text, at_end, out),
+            _ => return false,
+        }
+        true
+    }
 }
 
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
-        self.held.push_str(text);
+        if self.own_machine(text, false, out) {
+            return;
+        }
+        let text = self.drop_markers(text, false);
+        self.held.push_str(&text);
         self.step(out);
     }
 
     fn finish(&mut self, out: &mut Split) {
+        if self.own_machine("", true, out) {
+            return;
+        }
+        let rest = self.drop_markers("", true);
+        if !rest.is_empty() {
+            self.held.push_str(&rest);
+            self.step(out);
+        }
+        if self.spec.variant == TagVariant::Gemma4
+            && self.mode == Mode::Reasoning
+            && !self.prefix_done
+            && self.held == THOUGHT_PREFIX.trim_end()
+        {
+            self.held.clear();
+        }
         match self.mode {
             Mode::Start | Mode::Content => out.content.push_str(&self.held),
             // Unclosed reasoning stays reasoning; a partial end tag is just text.

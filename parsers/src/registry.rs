@@ -9,11 +9,12 @@ use crate::grammar::{
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
-    BlockFamily, CohereParser, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser,
-    KimiK3Parser, MarkedFamily, MarkedParser, Parsed, PythonicBlockParser, PythonicParser,
-    Step3Parser, ToolParser, ToolSchemas, XmlFamily, XmlParser,
+    BlockFamily, CohereParser, DotsParser, ForcedCallParser, GemmaFamily, GemmaParser, HyV4Parser,
+    InklingParser, K2HorizonParser, KimiK3Parser, MarkedFamily, MarkedParser, Minicpm5Parser,
+    MinimaxM3Parser, MuseParser, Parsed, PythonicBlockParser, PythonicParser, Step3Parser,
+    ToolParser, ToolSchemas, XmlFamily, XmlParser,
 };
-use crate::{HarmonyParser, TagReasoningParser, TagSpec};
+use crate::{HarmonyParser, TagReasoningParser, TagSpec, TagVariant};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -65,6 +66,8 @@ fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser
         content_drop: None,
         keep_leading_start: false,
         more_implicit_ends: Vec::new(),
+        variant: TagVariant::Plain,
+        dropped: Vec::new(),
     })
 }
 
@@ -85,6 +88,29 @@ fn engine_tags(
         implicit_end: Some(implicit_end.into()),
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
+        literal_tags: false,
+        content_drop: None,
+        keep_leading_start: false,
+        more_implicit_ends: Vec::new(),
+        variant: TagVariant::Plain,
+        dropped: Vec::new(),
+    })
+}
+
+/// Muse's channel messages, cut by their own machine. The tags are what the render and the
+/// reasoning-token count read: no single token spells them, so a prompt never reads as
+/// having ended reasoning (vLLM's Muse parsers say it has only once a tool channel opened)
+/// and no reasoning tokens are counted.
+fn muse_tags(variant: TagVariant) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: "to=self<|message|>".into(),
+        end: "to=user<|message|>".into(),
+        starts_in_reasoning: false,
+        implicit_end: None,
+        turn_boundaries: Vec::new(),
+        trim_reasoning_end: false,
+        variant,
+        dropped: Vec::new(),
         literal_tags: false,
         content_drop: None,
         keep_leading_start: false,
@@ -204,6 +230,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 content_drop: None,
                 keep_leading_start: false,
                 more_implicit_ends: Vec::new(),
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
@@ -226,6 +254,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 content_drop: Some("\n</answer>".into()),
                 keep_leading_start: false,
                 more_implicit_ends: Vec::new(),
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
@@ -256,6 +286,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 content_drop: None,
                 keep_leading_start: true,
                 more_implicit_ends: Vec::new(),
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
             }))
         },
         keeps_special_tokens: false,
@@ -278,6 +310,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 content_drop: None,
                 keep_leading_start: false,
                 more_implicit_ends: vec!["<|START_ACTION|>".into(), "<|START_TEXT|>".into()],
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
             }))
         },
         keeps_special_tokens: true,
@@ -297,10 +331,165 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "deepseek_v41",
+        help: "DeepSeek-V4.1: <think>…</think>; a spaced DSML calls block also ends it",
+        model_patterns: &["deepseek-v4.1", "deepseek_v41"],
+        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
         make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "gemma4",
+        help: "Gemma 4: <|channel>thought\\n…<channel|>, anywhere in the output; <|tool_call> also ends it",
+        model_patterns: &["gemma-4", "gemma4"],
+        // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|channel>".into(),
+                end: "<channel|>".into(),
+                starts_in_reasoning: false,
+                implicit_end: Some("<|tool_call>".into()),
+                turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
+                trim_reasoning_end: true,
+                variant: TagVariant::Gemma4,
+                dropped: Vec::new(),
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m3",
+        help: "MiniMax-M3: one <mm:think>…</mm:think> block, anywhere in the output",
+        model_patterns: &["minimax-m3", "minimax_m3"],
+        // vLLM's MiniMaxM3ReasoningParser without `thinking_mode: "enabled"` (its default):
+        // output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<mm:think>".into(),
+                end: "</mm:think>".into(),
+                starts_in_reasoning: false,
+                implicit_end: None,
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                variant: TagVariant::MinimaxM3,
+                dropped: Vec::new(),
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        // Its markers are ordinary added tokens: vLLM leaves the request's setting alone.
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "minicpmv",
+        help: "MiniCPM-V 4.5/MiniCPM5: qwen3's <think>…</think>, <|im_end|> and reserved markers dropped",
+        model_patterns: &["minicpm-v", "minicpmv", "minicpm5", "minicpm-5"],
+        // vLLM's minicpmv parser: its qwen3 grammar (thinking on by default, no turn
+        // boundaries), `<|im_end|>`, `<reserved_12..15>` and `<|reserved_12..15|>` dropped.
+        make: || {
+            let mut dropped = vec!["<|im_end|>".to_string()];
+            for n in 12..16 {
+                dropped.push(format!("<reserved_{n}>"));
+                dropped.push(format!("<|reserved_{n}|>"));
+            }
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                turn_boundaries: Vec::new(),
+                trim_reasoning_end: false,
+                variant: TagVariant::Plain,
+                dropped,
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "poolside_v1",
+        help: "Poolside Laguna thinking: DeepSeek-R1's <think>…</think>, the prompt scan stopping at <assistant>",
+        // vLLM's poolside_v1 is the identity (all content) unless the request sets
+        // `thinking`/`enable_thinking`; this entry is its thinking mode, so `auto` does not
+        // pick it: with no reasoning parser, the output is all content, as vLLM's default.
+        model_patterns: &[],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: None,
+                turn_boundaries: vec!["<assistant>".into()],
+                trim_reasoning_end: false,
+                variant: TagVariant::Plain,
+                dropped: Vec::new(),
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "muse_glimmer",
+        help: "Muse Glimmer: the bodies of its to=self<|message|>…<|eom|> messages",
+        model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
+        make: || Some(muse_tags(TagVariant::MuseGlimmer)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "muse",
+        help: "Muse Spark: the bodies of its to=self (and bare) <|message|>…<|eom|> messages",
+        model_patterns: &["muse-spark", "muse_spark", "musespark"],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "musespark1x",
+        help: "Muse Spark (vLLM's second name for muse)",
+        model_patterns: &[],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "inkling",
+        help: "Inkling: <|content_thinking|>…<|end_message|> blocks",
+        model_patterns: &["inkling"],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|content_thinking|>".into(),
+                end: "<|end_message|>".into(),
+                // For the render's prompt check only (the blocks are read by their own
+                // machine): a prompt that ends in `<|message_model|>` has not ended
+                // reasoning, as vLLM's inkling `is_reasoning_end` says.
+                starts_in_reasoning: true,
+                implicit_end: None,
+                turn_boundaries: vec!["<|message_model|>".into()],
+                trim_reasoning_end: true,
+                variant: TagVariant::Inkling,
+                dropped: Vec::new(),
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+            }))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -537,6 +726,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "deepseek_v41",
+        help: "DeepSeek-V4.1: deepseek_v4's DSML with a space after the marker: <｜DSML｜ calls><｜DSML｜ invoke name=\"f\">…",
+        model_patterns: &["deepseek-v4.1", "deepseek_v41"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV41, schemas)),
+        keeps_special_tokens: true,
+        // vLLM constrains required/named with xgrammar's deepseek_v4_1 tag, not built here yet.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: deepseek_v32's DSML calls in <｜DSML｜tool_calls>…</｜DSML｜tool_calls>",
         model_patterns: &["deepseek-v4"],
@@ -625,6 +823,67 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
+        name: "minimax_m3",
+        help: "MiniMax-M3: ]<]minimax[>[<tool_call> holding ]<]minimax[>[<invoke name=\"f\"> calls, parameters as nested elements",
+        model_patterns: &["minimax-m3", "minimax_m3"],
+        make: |schemas| AnyToolParser::MinimaxM3(MinimaxM3Parser::new(schemas)),
+        // Its markers are ordinary added tokens: vLLM's adjust_request changes nothing.
+        keeps_special_tokens: false,
+        // vLLM's minimax_m3: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "minicpm5",
+        help: "MiniCPM5: <function name=\"f\"><param name=\"k\">v</param>…</function>, bare, checked against the schema",
+        model_patterns: &["minicpm5", "minicpm-5"],
+        make: |schemas| AnyToolParser::Minicpm5(Minicpm5Parser::new(schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "poolside_v1",
+        help: "Poolside Laguna: glm45's <tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, names unchecked",
+        model_patterns: &["laguna", "poolside"],
+        make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::PoolsideV1, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's poolside_v1: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "muse_glimmer",
+        help: "Muse Glimmer: ATEM <atem:invoke name=\"f\"> calls in messages to a tool (<|start|>assistant to=f<|message|>…<|eom|>)",
+        model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(true, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's Muse parsers: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "muse",
+        help: "Muse Spark: muse_glimmer's channels, commentary as content, string parameters verbatim",
+        model_patterns: &["muse-spark", "muse_spark", "musespark"],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(false, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "musespark1x",
+        help: "Muse Spark (vLLM's second name for muse)",
+        model_patterns: &[],
+        make: |schemas| AnyToolParser::Muse(MuseParser::new(false, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: "inkling",
+        help: "Inkling: <|content_invoke_tool_json|>{\"name\", \"args\"}<|end_message|> blocks among text and thinking blocks",
+        model_patterns: &["inkling"],
+        make: |_| AnyToolParser::Inkling(InklingParser::new()),
+        keeps_special_tokens: true,
+        // vLLM's inkling: supports_required_and_named = False and no structural tag.
+        grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
         name: "granite4",
         help: "Granite 4.0: <tool_call>{\"name\", \"arguments\"}</tool_call>, text around calls kept",
         model_patterns: &["granite-4"],
@@ -679,6 +938,24 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |_| marked(MarkedFamily::Xlam),
         keeps_special_tokens: false,
         grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "functiongemma",
+        help: "FunctionGemma: <start_function_call>call:f{k:<escape>v<escape>,…}<end_function_call>",
+        model_patterns: &["functiongemma"],
+        make: |schemas| AnyToolParser::Gemma(GemmaParser::new(GemmaFamily::FunctionGemma, schemas)),
+        keeps_special_tokens: true,
+        grammar: ToolGrammar::JsonSchema,
+    },
+    ToolEntry {
+        name: "gemma4",
+        help: "Gemma 4: <|tool_call>call:f{k:<|\"|>v<|\"|>,n:3}<tool_call|>, values typed by the schema",
+        model_patterns: &["gemma-4", "gemma4"],
+        make: |schemas| AnyToolParser::Gemma(GemmaParser::new(GemmaFamily::Gemma4, schemas)),
+        keeps_special_tokens: true,
+        // vLLM's gemma4 parser: supports_required_and_named = False and no structural tag,
+        // so the model writes its own format for every tool_choice.
+        grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
         name: "hy_v4",
@@ -845,6 +1122,11 @@ pub enum AnyToolParser {
     Step3(Step3Parser),
     Dots(DotsParser),
     Cohere(CohereParser),
+    Gemma(GemmaParser),
+    MinimaxM3(MinimaxM3Parser),
+    Minicpm5(Minicpm5Parser),
+    Muse(MuseParser),
+    Inkling(InklingParser),
     Harmony(HarmonyParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
@@ -860,6 +1142,10 @@ impl AnyToolParser {
                 | AnyToolParser::K2Horizon(_)
                 | AnyToolParser::Step3(_)
                 | AnyToolParser::Dots(_)
+                | AnyToolParser::Gemma(_)
+                | AnyToolParser::MinimaxM3(_)
+                | AnyToolParser::Minicpm5(_)
+                | AnyToolParser::Muse(_)
         )
     }
 
@@ -871,6 +1157,10 @@ impl AnyToolParser {
             AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
             AnyToolParser::Step3(p) => p.set_schemas(schemas),
             AnyToolParser::Dots(p) => p.set_schemas(schemas),
+            AnyToolParser::Gemma(p) => p.set_schemas(schemas),
+            AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
+            AnyToolParser::Minicpm5(p) => p.set_schemas(schemas),
+            AnyToolParser::Muse(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -889,6 +1179,11 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Step3(p) => p.push(text, out),
             AnyToolParser::Dots(p) => p.push(text, out),
             AnyToolParser::Cohere(p) => p.push(text, out),
+            AnyToolParser::Gemma(p) => p.push(text, out),
+            AnyToolParser::MinimaxM3(p) => p.push(text, out),
+            AnyToolParser::Minicpm5(p) => p.push(text, out),
+            AnyToolParser::Muse(p) => p.push(text, out),
+            AnyToolParser::Inkling(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
@@ -907,6 +1202,11 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Step3(p) => p.finish(out),
             AnyToolParser::Dots(p) => p.finish(out),
             AnyToolParser::Cohere(p) => p.finish(out),
+            AnyToolParser::Gemma(p) => p.finish(out),
+            AnyToolParser::MinimaxM3(p) => p.finish(out),
+            AnyToolParser::Minicpm5(p) => p.finish(out),
+            AnyToolParser::Muse(p) => p.finish(out),
+            AnyToolParser::Inkling(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }

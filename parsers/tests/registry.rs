@@ -70,6 +70,16 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2-Exp"), Some("deepseek_v31"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V3.2"), Some("deepseek_v32"));
     assert_eq!(tool("deepseek-ai/DeepSeek-V4-Flash"), Some("deepseek_v4"));
+    assert_eq!(tool("deepseek-ai/DeepSeek-V4.1"), Some("deepseek_v41"));
+    assert_eq!(tool("google/gemma-4-26B-A4B-it"), Some("gemma4"));
+    assert_eq!(tool("google/gemma-3-27b-it"), None);
+    assert_eq!(tool("google/functiongemma-270m-it"), Some("functiongemma"));
+    assert_eq!(tool("MiniMaxAI/MiniMax-M3"), Some("minimax_m3"));
+    assert_eq!(tool("openbmb/MiniCPM5-16B"), Some("minicpm5"));
+    assert_eq!(tool("poolside/Laguna-M"), Some("poolside_v1"));
+    assert_eq!(tool("meta/Muse-Glimmer-A"), Some("muse_glimmer"));
+    assert_eq!(tool("meta/Muse-Spark-1"), Some("muse"));
+    assert_eq!(tool("inkling-base"), Some("inkling"));
     assert_eq!(tool("gpt2"), None);
     assert_eq!(tool("openai/gpt-oss-20b"), Some(HARMONY_TOOLS));
     let reasoning = |m: &str| reasoning_parser_for_model(m).map(|e| e.name);
@@ -97,6 +107,20 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("moonshotai/Kimi-K2-Instruct"), None);
     assert_eq!(reasoning("moonshotai/Kimi-K2-Thinking"), Some("kimi_k2"));
     assert_eq!(tool("zai-org/GLM-4.7"), Some("glm47"));
+    assert_eq!(reasoning("google/gemma-4-E4B-it"), Some("gemma4"));
+    assert_eq!(reasoning("MiniMaxAI/MiniMax-M3"), Some("minimax_m3"));
+    assert_eq!(reasoning("deepseek-ai/DeepSeek-V4.1"), Some("deepseek_v41"));
+    assert_eq!(reasoning("openbmb/MiniCPM-V-4_5"), Some("minicpmv"));
+    assert_eq!(reasoning("openbmb/MiniCPM5-16B"), Some("minicpmv"));
+    assert_eq!(reasoning("meta/Muse-Glimmer-A"), Some("muse_glimmer"));
+    assert_eq!(reasoning("meta/Muse-Spark-1"), Some("muse"));
+    assert_eq!(reasoning("inkling-base"), Some("inkling"));
+    // poolside_v1's reasoning is off unless the request turns thinking on: not by name.
+    assert_eq!(reasoning("poolside/Laguna-M"), None);
+    assert_eq!(
+        reasoning("deepseek-ai/DeepSeek-V4-Flash"),
+        Some("deepseek_v4")
+    );
 }
 
 #[test]

@@ -143,6 +143,14 @@ pub(crate) fn coerce(text: &str, types: Types) -> String {
     json_roundtrip(text).unwrap_or_else(|| dumps_str(text))
 }
 
+/// `text` read as JSON, else as a Python literal (`ast.literal_eval`), else kept as a string:
+/// how vLLM's poolside_v1 and minicpm5 parsers read a value that is not a declared string.
+pub(crate) fn loose(text: &str) -> String {
+    json_roundtrip(text)
+        .or_else(|| super::hy_types::literal(text))
+        .unwrap_or_else(|| dumps_str(text))
+}
+
 /// Python's `json.dumps(json.loads(text), ensure_ascii=False)`, or `None` where `json.loads`
 /// fails or gives a non-finite number (serde_json rejects the `NaN`/`Infinity` that Python
 /// accepts and vLLM then refuses, so the outcome is the same).

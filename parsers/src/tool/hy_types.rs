@@ -141,7 +141,7 @@ pub(crate) fn hy_value(text: &str, types: HyTypes) -> String {
 }
 
 /// `ast.literal_eval(text)` as JSON, for the literals a tool call writes.
-fn literal(text: &str) -> Option<String> {
+pub(crate) fn literal(text: &str) -> Option<String> {
     let kwargs = parse_kwargs(
         &format!("x={}", text.trim_start_matches([' ', '\t'])),
         false,

@@ -26,12 +26,18 @@ mod cohere;
 mod dots;
 mod engine_content;
 mod forced;
+mod gemma;
 mod hy_types;
 mod hy_v4;
+mod inkling;
 mod json_scan;
 mod k2_horizon;
 mod kimi_k3;
 mod marked;
+mod minicpm5;
+mod minimax_m3;
+mod minimax_m3_args;
+mod muse;
 mod pythonic;
 mod pythonic_block;
 mod step3;
@@ -41,10 +47,15 @@ pub use coerce::Types;
 pub use cohere::CohereParser;
 pub use dots::DotsParser;
 pub use forced::ForcedCallParser;
+pub use gemma::{GemmaFamily, GemmaParser};
 pub use hy_v4::HyV4Parser;
+pub use inkling::InklingParser;
 pub use k2_horizon::K2HorizonParser;
 pub use kimi_k3::KimiK3Parser;
 pub use marked::{MarkedFamily, MarkedParser};
+pub use minicpm5::Minicpm5Parser;
+pub use minimax_m3::MinimaxM3Parser;
+pub use muse::MuseParser;
 pub use pythonic::PythonicParser;
 pub use pythonic_block::{BlockFamily, PythonicBlockParser};
 pub use step3::Step3Parser;
@@ -173,6 +184,8 @@ pub struct ToolSchemas {
     /// Each function's `parameters` schema whole, for the families that resolve `$defs`
     /// (dots).
     parameters: HashMap<String, Value>,
+    /// Each function's `required` parameters.
+    required: HashMap<String, Vec<String>>,
 }
 
 impl ToolSchemas {
@@ -182,6 +195,7 @@ impl ToolSchemas {
         let mut types = HashMap::new();
         let mut raw = HashMap::new();
         let mut parameters = HashMap::new();
+        let mut required = HashMap::new();
         for tool in tools {
             let Some(f) = tool.get("function").and_then(Value::as_object) else {
                 continue;
@@ -202,6 +216,16 @@ impl ToolSchemas {
                 .map(|(k, v)| (k.clone(), Types::from_schema(v)))
                 .collect();
             types.insert(name.to_string(), params);
+            let names = f
+                .get("parameters")
+                .and_then(|p| p.get("required"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect();
+            required.insert(name.to_string(), names);
             let schemas = props.into_iter().flatten();
             raw.insert(
                 name.to_string(),
@@ -212,6 +236,7 @@ impl ToolSchemas {
             types,
             raw,
             parameters,
+            required,
         }
     }
 
@@ -236,6 +261,24 @@ impl ToolSchemas {
     /// declared.
     pub fn param_types(&self, tool: &str, param: &str) -> Option<Types> {
         self.types.get(tool)?.get(param).copied()
+    }
+
+    /// Whether the request declares no tools.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
+    /// The parameter names `tool` declares (`parameters.properties`), in no order.
+    pub fn params(&self, tool: &str) -> Vec<String> {
+        self.raw
+            .get(tool)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The parameters `tool` declares `required`.
+    pub fn required(&self, tool: &str) -> &[String] {
+        self.required.get(tool).map_or(&[], Vec::as_slice)
     }
 
     /// Whether the request declares `tool` with at least one parameter.

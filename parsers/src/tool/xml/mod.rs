@@ -6,7 +6,8 @@
 //! | `mimo` (MiMo-V2) | qwen3_coder's, values kept with their newlines |
 //! | `seed_oss` (Seed-OSS) | qwen3_coder's, between `<seed:tool_call>` and `</seed:tool_call>` |
 //! | `glm45` (GLM-4.5/4.6) | `<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>` |
-//! | `deepseek_v32`, `deepseek_v4` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`), values read by their `string` attribute (see `dsml.rs`) |
+//! | `poolside_v1` (Laguna) | glm45's, names unchecked, values read as vLLM's poolside_v1 reads them |
+//! | `deepseek_v32`, `deepseek_v4`, `deepseek_v41` (DSML) | `<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>` (V4: `<｜DSML｜tool_calls>`; V4.1: a space after each `｜DSML｜`, `<｜DSML｜ calls>`), values read by their `string` attribute (see `dsml.rs`) |
 //! | `minimax_m2` (MiniMax-M2) | `<minimax:tool_call>\n<invoke name="f">\n<parameter name="city">Paris</parameter>\n</invoke>\n<invoke name="g">…</invoke>\n</minimax:tool_call>`, names quoted with `"`, `'` or not at all, values verbatim |
 //!
 //! Values are typed by the types their parameter declares in the request's tools, as vLLM
@@ -233,6 +234,15 @@ impl XmlParser {
         }
     }
 
+    /// poolside_v1's reading of a value (see [`Spec::loose_values`]).
+    fn loose_value(&self, value: &str) -> String {
+        let schema = self.schemas.param_schema(&self.name, &self.key);
+        if schema.and_then(|s| s.get("type")).and_then(|t| t.as_str()) == Some("string") {
+            return dumps_str(value);
+        }
+        super::coerce::loose(value.trim_matches(crate::pystr::py_space))
+    }
+
     /// The value's closing tag arrived (or the output ended): send the rest of it.
     fn end_value(&mut self, out: &mut Parsed) {
         if self.streams_string() {
@@ -251,6 +261,10 @@ impl XmlParser {
             return;
         }
         let mut value = std::mem::take(&mut self.token);
+        if self.family.spec().loose_values {
+            out.args(self.index(), &self.loose_value(&value));
+            return;
+        }
         if self.family.spec().trim_newline {
             if value.starts_with('\n') {
                 value.remove(0);
@@ -345,7 +359,7 @@ impl XmlParser {
         let name = unquote(spec, self.token.trim()).to_string();
         if name.is_empty()
             || name.len() > MAX_NAME
-            || name.contains(|c: char| c.is_whitespace() || c == '<')
+            || name.contains(|c: char| (c.is_whitespace() && !spec.spaced_names) || c == '<')
         {
             self.malformed(out);
             return Step::Go(at);

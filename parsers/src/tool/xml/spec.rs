@@ -18,6 +18,12 @@ pub enum XmlFamily {
     DeepseekV32,
     /// DeepSeek-V4: DSML, `<｜DSML｜tool_calls>` holding `<｜DSML｜invoke name="f">` calls.
     DeepseekV4,
+    /// DeepSeek-V4.1: DSML with a space after the marker, `<｜DSML｜ calls>` holding
+    /// `<｜DSML｜ invoke name="f">` calls.
+    DeepseekV41,
+    /// Poolside Laguna: glm45's grammar, names unchecked and may hold spaces, values read
+    /// loosely ([`Spec::loose_values`]).
+    PoolsideV1,
 }
 
 pub(super) struct Spec {
@@ -56,6 +62,12 @@ pub(super) struct Spec {
     /// engine's `drop_whitespace_only_content_before_tools` off); otherwise as
     /// [`super::super::engine_content`] holds it.
     pub(super) keeps_content_ws: bool,
+    /// poolside_v1's values: a parameter declared `"type": "string"` exactly keeps its value
+    /// as written; any other value is stripped and read as JSON, else as a Python literal,
+    /// else kept as a string.
+    pub(super) loose_values: bool,
+    /// A name may hold spaces inside (poolside_v1's `get weather`).
+    pub(super) spaced_names: bool,
 }
 
 /// qwen3_coder's grammar between other call markers (vLLM runs the same engine for
@@ -79,23 +91,32 @@ const fn qwen3_coder(call_starts: &'static [&'static str], call_end: &'static st
         quoted_names: false,
         dsml: false,
         keeps_content_ws: false,
+        loose_values: false,
+        spaced_names: false,
     }
 }
 
-/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32 and deepseek_v4
-/// engines, `vllm/parser/deepseek_v32.py` and `deepseek_v4.py`): values verbatim, read by
-/// their `string` attribute, undeclared tools kept.
-const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> Spec {
+/// DeepSeek's DSML between `call_starts` and `call_end` (vLLM's deepseek_v32, deepseek_v4 and
+/// deepseek_v41 engines, `vllm/parser/deepseek_v32.py`, `deepseek_v4.py` and
+/// `deepseek_v41.py`): values verbatim, read by their `string` attribute, undeclared tools
+/// kept. `tags`: the invoke's opener (up to the name), its closer, and the parameter's
+/// opener and closer.
+const fn dsml(
+    call_starts: &'static [&'static str],
+    call_end: &'static str,
+    tags: [&'static str; 4],
+) -> Spec {
+    let [invoke, invoke_end, param, param_end] = tags;
     Spec {
         call_starts,
         call_end,
-        func_open: Some("<｜DSML｜invoke name=\""),
+        func_open: Some(invoke),
         name_ends: &["\">"],
-        func_close: Some("</｜DSML｜invoke>"),
-        key_open: "<｜DSML｜parameter",
+        func_close: Some(invoke_end),
+        key_open: param,
         key_close: ">",
         value_open: None,
-        value_close: "</｜DSML｜parameter>",
+        value_close: param_end,
         trim_newline: false,
         streams_strings: true,
         drops_undeclared: false,
@@ -104,8 +125,52 @@ const fn dsml(call_starts: &'static [&'static str], call_end: &'static str) -> S
         quoted_names: false,
         dsml: true,
         keeps_content_ws: false,
+        loose_values: false,
+        spaced_names: false,
     }
 }
+
+/// GLM-4.5's grammar (vLLM's glm45 engine): `<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`,
+/// values typed by the schema, undeclared tools dropped (`validate_tool_names`).
+const fn glm45() -> Spec {
+    Spec {
+        call_starts: &["<tool_call>"],
+        call_end: "</tool_call>",
+        func_open: None,
+        name_ends: &["\n", "<arg_key>", "</tool_call>"],
+        func_close: None,
+        key_open: "<arg_key>",
+        key_close: "</arg_key>",
+        value_open: Some("<arg_value>"),
+        value_close: "</arg_value>",
+        trim_newline: false,
+        streams_strings: false,
+        drops_undeclared: true,
+        bare_function: false,
+        section: false,
+        quoted_names: false,
+        dsml: false,
+        keeps_content_ws: false,
+        loose_values: false,
+        spaced_names: false,
+    }
+}
+
+/// V3.2's and V4's DSML tags.
+const DSML_TAGS: [&str; 4] = [
+    "<｜DSML｜invoke name=\"",
+    "</｜DSML｜invoke>",
+    "<｜DSML｜parameter",
+    "</｜DSML｜parameter>",
+];
+
+/// V4.1's: a space after the marker.
+const DSML_SPACED_TAGS: [&str; 4] = [
+    "<｜DSML｜ invoke name=\"",
+    "</｜DSML｜ invoke>",
+    "<｜DSML｜ parameter",
+    "</｜DSML｜ parameter>",
+];
 
 impl XmlFamily {
     pub(super) fn spec(self) -> Spec {
@@ -121,24 +186,13 @@ impl XmlFamily {
                 keeps_content_ws: true,
                 ..qwen3_coder(&["<tool_call>"], "</tool_call>")
             },
-            XmlFamily::Glm45 => Spec {
-                call_starts: &["<tool_call>"],
-                call_end: "</tool_call>",
-                func_open: None,
-                name_ends: &["\n", "<arg_key>", "</tool_call>"],
-                func_close: None,
-                key_open: "<arg_key>",
-                key_close: "</arg_key>",
-                value_open: Some("<arg_value>"),
-                value_close: "</arg_value>",
-                trim_newline: false,
-                streams_strings: false,
-                drops_undeclared: true,
-                bare_function: false,
-                section: false,
-                quoted_names: false,
-                dsml: false,
-                keeps_content_ws: false,
+            XmlFamily::Glm45 => glm45(),
+            // vLLM's poolside_v1 (`tool_parsers/poolside_v1_tool_parser.py`).
+            XmlFamily::PoolsideV1 => Spec {
+                drops_undeclared: false,
+                loose_values: true,
+                spaced_names: true,
+                ..glm45()
             },
             // vLLM's minimax_m2 engine (`vllm/parser/minimax_m2.py`): values verbatim, typed
             // by the schema, undeclared tools dropped (`validate_tool_names`).
@@ -160,10 +214,14 @@ impl XmlFamily {
                 quoted_names: true,
                 dsml: false,
                 keeps_content_ws: false,
+                loose_values: false,
+                spaced_names: false,
             },
-            XmlFamily::DeepseekV32 => {
-                dsml(&["<｜DSML｜function_calls>"], "</｜DSML｜function_calls>")
-            }
+            XmlFamily::DeepseekV32 => dsml(
+                &["<｜DSML｜function_calls>"],
+                "</｜DSML｜function_calls>",
+                DSML_TAGS,
+            ),
             // V4 also accepts two other spellings of its block's opener.
             XmlFamily::DeepseekV4 => dsml(
                 &[
@@ -172,7 +230,11 @@ impl XmlFamily {
                     "<｜DSML｜tool>",
                 ],
                 "</｜DSML｜tool_calls>",
+                DSML_TAGS,
             ),
+            XmlFamily::DeepseekV41 => {
+                dsml(&["<｜DSML｜ calls>"], "</｜DSML｜ calls>", DSML_SPACED_TAGS)
+            }
         }
     }
 }
