@@ -5,8 +5,8 @@
 //! with a variant of [`AnyToolParser`]).
 
 use crate::grammar::{
-    ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS,
-    QWEN3_CODER_TAGS,
+    ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, DEEPSEEK_V32_TAGS, DEEPSEEK_V4_TAGS,
+    GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS, MINIMAX_TAGS, PLAMO3_TAGS, QWEN3_CODER_TAGS,
 };
 use crate::tool::{
     BlockFamily, CohereParser, DotsParser, ForcedCallParser, HyV4Parser, K2HorizonParser,
@@ -533,8 +533,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v3.2", "deepseek_v32"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV32, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's deepseek_v3_2 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V32_TAGS),
     },
     ToolEntry {
         name: "deepseek_v4",
@@ -542,8 +541,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v4"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV4, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's deepseek_v4 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V4_TAGS),
     },
     ToolEntry {
         name: "deepseek_v3",
@@ -559,9 +557,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["kimi-k3", "kimi_k3"],
         make: |_| AnyToolParser::KimiK3(KimiK3Parser::new()),
         keeps_special_tokens: true,
-        // vLLM's KimiK3ToolParser: supports_required_and_named = False, and its XTML
-        // structural tag only with VLLM_ENFORCE_STRICT_TOOL_CALLING (a named choice without
-        // it is refused by vLLM).
+        // vLLM's KimiK3ToolParser: supports_required_and_named = False; its own XTML tag
+        // is not built here yet.
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
@@ -621,8 +618,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["minimax-m2", "minimax_m2"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::MinimaxM2, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's `minimax` tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        // vLLM's own `minimax` tag (its registry's, not xgrammar's template).
+        grammar: ToolGrammar::Tags(MINIMAX_TAGS),
     },
     ToolEntry {
         name: "granite4",
@@ -714,8 +711,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["plamo-3", "plamo3"],
         make: |_| marked(MarkedFamily::Plamo3),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with its own plamo3 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(PLAMO3_TAGS),
     },
     ToolEntry {
         name: "dots",
