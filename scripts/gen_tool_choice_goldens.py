@@ -7,8 +7,8 @@ one line per request: {"parser", "request", "status", "structured_outputs",
 tests/tool_choice_goldens.rs replays them.
 
 The constraint depends on the parser, not on the tokenizer, but some of vLLM's parsers refuse a
-tokenizer without their markers: llama3_json runs on the Llama 3.1 fixture, deepseek_v3/v31 on
-the DeepSeek-V3 one (with a config.json naming the model type), mistral and jamba on Qwen3's with
+tokenizer without their markers: llama3_json runs on the Llama 3.1 fixture, deepseek_v3/v31/v32/
+v4/v41 on the DeepSeek-V3 one (with a config.json naming the model type), mistral and jamba on Qwen3's with
 their markers added as tokens (the requests name `qwen3`, which llm-render serves unchanged).
 openai (gpt-oss) runs on the gpt-oss fixture with a gpt-oss-20b config.json (as
 scripts/harmony_render_vs_vllm.py serves it), where vLLM's Harmony parser also rewrites a
@@ -114,6 +114,11 @@ SUITES = [
     ("lfm2", "qwen3", None, ["<|tool_call_start|>", "<|tool_call_end|>"], BASIC, MORE_VARIANTS),
     ("xlam", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("olmo3", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("deepseek_v32", "deepseek_v3", DEEPSEEK, [], BASIC, MORE_VARIANTS),
+    ("deepseek_v4", "deepseek_v3", DEEPSEEK, [], BASIC, MORE_VARIANTS),
+    ("deepseek_v41", "deepseek_v3", DEEPSEEK, [], BASIC, MORE_VARIANTS),
+    ("plamo3", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("minimax_m2", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("openai", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
     # gpt-oss with its reasoning parser only: vLLM still composes its Harmony parser, which
     # rewrites the request's own constraint (no tool tags).

@@ -3,7 +3,8 @@
 //! every tool parser the goldens cover, over every `tool_choice`, `parallel_tool_calls:
 //! false`, `response_format` and `structured_outputs`: the JSON schemas (pythonic, mistral
 //! and the others without a structural tag) and the structural tags (hermes, longcat,
-//! qwen3_coder, llama3_json, deepseek_v3/v31, kimi_k2, glm45/glm47, ling3, mimo, …) and
+//! qwen3_coder, llama3_json, deepseek_v3/v31, DeepSeek's DSML (deepseek_v32/v4/v41), kimi_k2,
+//! glm45/glm47, ling3, mimo, minimax_m2, plamo3, …) and
 //! gpt-oss's Harmony tag (openai, rendered with the gpt-oss fixture; `none` is gpt-oss with
 //! only its reasoning parser, where vLLM's Harmony parser still rewrites the request's own
 //! constraint and no `tool_choice` is refused).
@@ -90,6 +91,13 @@ fn structured_outputs_for_tool_choice_equal_vllms() {
     let mut failures = Vec::new();
     let mut counts = BTreeMap::new();
     for (parser, lines) in &by_parser {
+        assert!(
+            *parser == "none"
+                || llm_render_parsers::TOOL_PARSERS
+                    .iter()
+                    .any(|e| e.name == *parser),
+            "no tool parser named {parser}"
+        );
         let base = server(parser);
         let (mut equal, mut known) = (0, 0);
         for g in lines {

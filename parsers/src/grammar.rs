@@ -17,9 +17,8 @@ pub enum ToolGrammar {
     /// False` whose structural tag is off by default, as hy_v4's and kimi_k3's are without
     /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`, or that have none, as k2_horizon, dots, gemma4,
     /// minimax_m3, poolside_v1, muse and inkling). Also the families whose structural tag is
-    /// not built here yet (minimax_m2, deepseek_v32, deepseek_v4, deepseek_v41, plamo3,
-    /// cohere_command3/4): vLLM constrains their `required` and named choices with it,
-    /// llm-render does not (`docs/fidelity.md`).
+    /// not built here yet (cohere_command3/4): vLLM constrains their `required` and named choices with
+    /// it, llm-render does not (`docs/fidelity.md`).
     Unconstrained,
     /// vLLM's mistral parser with a Hugging Face tokenizer (`_build_guided_schema_pre_v11`): a
     /// JSON schema of the list `[{"name", "arguments"}]` for `required` and a named tool.
@@ -112,6 +111,9 @@ pub enum Arguments {
     QwenXml,
     /// `glm_xml`: `<arg_key>k</arg_key><arg_value>v</arg_value>`.
     GlmXml,
+    /// Another of xgrammar's XML styles by its name (`deepseek_xml`, `deepseek_v4_1_xml`,
+    /// `minimax_xml`).
+    Xml(&'static str),
 }
 
 /// How an xgrammar template groups the calls.
@@ -129,6 +131,24 @@ pub enum CallGroup {
         end: &'static str,
         separator: &'static str,
         as_tag: bool,
+    },
+    /// Calls back to back inside a block `begin` … `end` (DeepSeek's DSML, MiniMax): for `auto`
+    /// the block is a tag triggered by `trigger`; for `required` and a named tool it is
+    /// written as constant strings around the calls, after `lead`, the named tool's call
+    /// alone (`named_in_list` false) or as a one-call list.
+    Block {
+        trigger: &'static str,
+        lead: &'static str,
+        begin: &'static str,
+        end: &'static str,
+        named_in_list: bool,
+    },
+    /// Calls back to back inside one tag `begin` … any of `ends`, for every choice (vLLM's
+    /// own PLaMo 3 tag): for `auto` that tag triggered by `begin`; a named tool's call alone
+    /// in its list.
+    Wrapped {
+        begin: &'static str,
+        ends: &'static [&'static str],
     },
 }
 
@@ -236,4 +256,104 @@ pub(crate) const GLM47_TAGS: CallTags = CallTags {
         "<arg_value>",
         "</arg_value>",
     ],
+};
+
+/// The DSML tag shared by xgrammar's `deepseek_v3_2`, `deepseek_v4` and `deepseek_v4_1`
+/// (`get_deepseek_v3_2_structural_tag`, `_get_deepseek_v4_structural_tag`): a call's tags,
+/// the block's trigger, begin and end, and the arguments' XML style; a call required, the
+/// block follows two newlines.
+const fn dsml(
+    invoke_begin: &'static str,
+    invoke_end: &'static str,
+    block: [&'static str; 3],
+    style: &'static str,
+) -> CallTags {
+    CallTags {
+        begin: invoke_begin,
+        after_name: "\">\n",
+        end: invoke_end,
+        arguments: Arguments::Xml(style),
+        group: CallGroup::Block {
+            trigger: block[0],
+            lead: "\n\n",
+            begin: block[1],
+            end: block[2],
+            named_in_list: false,
+        },
+        excludes: THINK,
+    }
+}
+
+/// xgrammar's `deepseek_v3_2` (DeepSeek-V3.2's DSML in `<｜DSML｜function_calls>`).
+pub(crate) const DEEPSEEK_V32_TAGS: CallTags = dsml(
+    "<｜DSML｜invoke name=\"",
+    "</｜DSML｜invoke>\n",
+    [
+        "<｜DSML｜function_calls>",
+        "<｜DSML｜function_calls>\n",
+        "</｜DSML｜function_calls>",
+    ],
+    "deepseek_xml",
+);
+
+/// xgrammar's `deepseek_v4` (V3.2's DSML in `<｜DSML｜tool_calls>`).
+pub(crate) const DEEPSEEK_V4_TAGS: CallTags = dsml(
+    "<｜DSML｜invoke name=\"",
+    "</｜DSML｜invoke>\n",
+    [
+        "<｜DSML｜tool_calls>",
+        "<｜DSML｜tool_calls>\n",
+        "</｜DSML｜tool_calls>",
+    ],
+    "deepseek_xml",
+);
+
+/// xgrammar's `deepseek_v4_1` (V4's DSML with a space after the marker, in `<｜DSML｜ calls>`,
+/// arguments in its `deepseek_v4_1_xml` style).
+#[allow(dead_code)] // the deepseek_v41 parser entry is not on this branch yet
+pub(crate) const DEEPSEEK_V41_TAGS: CallTags = dsml(
+    "<｜DSML｜ invoke name=\"",
+    "</｜DSML｜ invoke>\n",
+    [
+        "<｜DSML｜ calls>",
+        "<｜DSML｜ calls>\n",
+        "</｜DSML｜ calls>",
+    ],
+    "deepseek_v4_1_xml",
+);
+
+/// vLLM's own `minimax` tag (`get_minimax_structural_tag` in `structural_tag_registry.py`,
+/// which vLLM's registry picks over xgrammar's template of the same name): `<invoke>` calls
+/// in `<minimax:tool_call>`, a named tool's as a one-call list.
+pub(crate) const MINIMAX_TAGS: CallTags = CallTags {
+    begin: "<invoke name=\"",
+    after_name: "\">\n",
+    end: "</invoke>\n",
+    arguments: Arguments::Xml("minimax_xml"),
+    group: CallGroup::Block {
+        trigger: "<minimax:tool_call>",
+        lead: "\n",
+        begin: "<minimax:tool_call>\n",
+        end: "</minimax:tool_call>",
+        named_in_list: true,
+    },
+    excludes: THINK,
+};
+
+/// vLLM's own `plamo3` tag (`get_plamo3_structural_tag`): each call a tool request with its
+/// name and JSON arguments, all in one tool-requests block, which may end with the end of
+/// turn.
+pub(crate) const PLAMO3_TAGS: CallTags = CallTags {
+    begin: "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>",
+    after_name: "<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>",
+    end: "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>",
+    arguments: Arguments::Json,
+    group: CallGroup::Wrapped {
+        begin: "<|plamo:begin_tool_requests:plamo|>",
+        ends: &[
+            "<|plamo:end_tool_requests:plamo|>",
+            "<|plamo:end_tool_requests:plamo|><|plamo:tag|>",
+        ],
+    },
+    excludes: &[],
 };

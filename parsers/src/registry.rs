@@ -5,7 +5,8 @@
 //! with a variant of [`AnyToolParser`]).
 
 use crate::grammar::{
-    ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS,
+    ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, DEEPSEEK_V32_TAGS, DEEPSEEK_V41_TAGS,
+    DEEPSEEK_V4_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS, MINIMAX_TAGS, PLAMO3_TAGS,
     QWEN3_CODER_TAGS,
 };
 use crate::tool::{
@@ -722,8 +723,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v3.2", "deepseek_v32"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV32, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's deepseek_v3_2 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V32_TAGS),
     },
     ToolEntry {
         name: "deepseek_v41",
@@ -731,8 +731,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v4.1", "deepseek_v41"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV41, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's deepseek_v4_1 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V41_TAGS),
     },
     ToolEntry {
         name: "deepseek_v4",
@@ -740,8 +739,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["deepseek-v4"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::DeepseekV4, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's deepseek_v4 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(DEEPSEEK_V4_TAGS),
     },
     ToolEntry {
         name: "deepseek_v3",
@@ -757,9 +755,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["kimi-k3", "kimi_k3"],
         make: |_| AnyToolParser::KimiK3(KimiK3Parser::new()),
         keeps_special_tokens: true,
-        // vLLM's KimiK3ToolParser: supports_required_and_named = False, and its XTML
-        // structural tag only with VLLM_ENFORCE_STRICT_TOOL_CALLING (a named choice without
-        // it is refused by vLLM).
+        // vLLM's KimiK3ToolParser: supports_required_and_named = False; its own XTML tag
+        // is not built here yet.
         grammar: ToolGrammar::Unconstrained,
     },
     ToolEntry {
@@ -819,8 +816,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["minimax-m2", "minimax_m2"],
         make: |schemas| AnyToolParser::Xml(XmlParser::new(XmlFamily::MinimaxM2, schemas)),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with xgrammar's `minimax` tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        // vLLM's own `minimax` tag (its registry's, not xgrammar's template).
+        grammar: ToolGrammar::Tags(MINIMAX_TAGS),
     },
     ToolEntry {
         name: "minimax_m3",
@@ -991,8 +988,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["plamo-3", "plamo3"],
         make: |_| marked(MarkedFamily::Plamo3),
         keeps_special_tokens: true,
-        // vLLM constrains required/named with its own plamo3 tag, not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        grammar: ToolGrammar::Tags(PLAMO3_TAGS),
     },
     ToolEntry {
         name: "dots",

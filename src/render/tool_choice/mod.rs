@@ -16,8 +16,9 @@
 //!   `response_format`.
 //! * The structural tags (vLLM's `_apply_structural_tag`): `HermesTags` (hermes, longcat:
 //!   vLLM's own `_hermes_style_structural_tag`), `Tags` (xgrammar's builtin templates with
-//!   reasoning off: llama, qwen_3_coder, mimo, deepseek_r1, deepseek_v3_1, kimi) and `Glm47`
-//!   (vLLM's own GLM-4.7 tag). `required` and a named tool are always constrained; `auto`
+//!   reasoning off: llama, qwen_3_coder, mimo, deepseek_r1, deepseek_v3_1, kimi,
+//!   deepseek_v3_2, deepseek_v4, deepseek_v4_1; and vLLM's own minimax and plamo3 tags of the
+//!   same shapes) and `Glm47` (vLLM's own GLM-4.7 tag). `required` and a named tool are always constrained; `auto`
 //!   only at strict level FUNCTION (glm45/glm47's default, or any parser with
 //!   `parallel_tool_calls: false`) or with a `strict` tool. A strict tool's arguments follow
 //!   its `parameters`, the others' are any JSON (GLM: key by key). `parallel_tool_calls:

@@ -16,8 +16,9 @@ pub(super) fn const_string(value: impl Into<Value>) -> Value {
     json!({"type": "const_string", "value": value.into()})
 }
 
-pub(super) fn tag(begin: String, content: Value, end: String) -> Value {
-    json!({"type": "tag", "begin": begin, "content": content, "end": end})
+/// A tag; `end` one string or a list of them (any ends it).
+pub(super) fn tag(begin: String, content: Value, end: impl Into<Value>) -> Value {
+    json!({"type": "tag", "begin": begin, "content": content, "end": end.into()})
 }
 
 pub(super) fn any_text(excludes: &[&str]) -> Value {
@@ -74,6 +75,7 @@ pub(super) fn call_tag(tags: &CallTags, tool: &Tool, outer: (&str, &str)) -> Val
         Arguments::Json => json_schema_format(schema, "json"),
         Arguments::QwenXml => json_schema_format(schema, "qwen_xml"),
         Arguments::GlmXml => json_schema_format(schema, "glm_xml"),
+        Arguments::Xml(style) => json_schema_format(schema, style),
         Arguments::IndexedJson { marker } => sequence(vec![
             json!({"type": "regex", "pattern": "\\d+"}),
             const_string(marker),
@@ -87,61 +89,85 @@ pub(super) fn call_tag(tags: &CallTags, tool: &Tool, outer: (&str, &str)) -> Val
     )
 }
 
-/// An xgrammar builtin template with reasoning off and `parallel_tool_calls` left true.
+/// An xgrammar builtin template with reasoning off and `parallel_tool_calls` left true (or
+/// one of vLLM's own tags of the same shapes: minimax, plamo3).
 pub(super) fn builtin_tag(tags: &CallTags, tools: &[Tool], choice: Choice) -> Value {
+    let calls = || tools.iter().map(|t| call_tag(tags, t, ("", ""))).collect();
     // A named tool: the one tool shown.
     let named = |outer| {
         tools
             .first()
             .map_or(Value::Null, |t| call_tag(tags, t, outer))
     };
-    match (tags.group, choice) {
-        (CallGroup::Triggered { .. }, Choice::Named(_)) => named(("", "")),
-        (CallGroup::Triggered { trigger }, _) => {
-            let calls = tools.iter().map(|t| call_tag(tags, t, ("", ""))).collect();
-            triggered(
+    match tags.group {
+        CallGroup::Triggered { trigger } => match choice {
+            Choice::Named(_) => named(("", "")),
+            _ => triggered(
                 trigger,
-                calls,
+                calls(),
                 matches!(choice, Choice::Required),
                 tags.excludes,
-            )
-        }
-        (
-            CallGroup::Section {
-                begin, end, as_tag, ..
-            },
-            Choice::Named(_),
-        ) => {
-            if as_tag {
-                named((begin, end))
-            } else {
-                sequence(vec![
-                    const_string(begin),
-                    named(("", "")),
-                    const_string(end),
-                ])
-            }
-        }
-        (
-            CallGroup::Section {
-                begin,
-                end,
-                separator,
-                as_tag,
-            },
-            _,
-        ) => {
-            let calls = tools.iter().map(|t| call_tag(tags, t, ("", ""))).collect();
-            let inner = with_separator(calls, separator, false);
+            ),
+        },
+        CallGroup::Section {
+            begin,
+            end,
+            separator,
+            as_tag,
+        } => {
+            let inner = || with_separator(calls(), separator, false);
             match choice {
                 Choice::Auto => triggered(
                     begin,
-                    vec![tag(begin.into(), inner, end.into())],
+                    vec![tag(begin.into(), inner(), end)],
                     false,
                     tags.excludes,
                 ),
-                _ if as_tag => tag(begin.into(), inner, end.into()),
-                _ => sequence(vec![const_string(begin), inner, const_string(end)]),
+                Choice::Named(_) if as_tag => named((begin, end)),
+                Choice::Named(_) => sequence(vec![
+                    const_string(begin),
+                    named(("", "")),
+                    const_string(end),
+                ]),
+                Choice::Required if as_tag => tag(begin.into(), inner(), end),
+                Choice::Required => sequence(vec![const_string(begin), inner(), const_string(end)]),
+            }
+        }
+        // DeepSeek's DSML (`get_deepseek_v3_2_structural_tag`) and vLLM's MiniMax tag
+        // (`get_minimax_structural_tag`).
+        CallGroup::Block {
+            trigger,
+            lead,
+            begin,
+            end,
+            named_in_list,
+        } => {
+            let inner = match choice {
+                Choice::Auto => {
+                    let block = tag(begin.into(), with_separator(calls(), "", false), end);
+                    return triggered(trigger, vec![block], false, tags.excludes);
+                }
+                Choice::Named(_) if named_in_list => with_separator(calls(), "", true),
+                Choice::Named(_) => named(("", "")),
+                Choice::Required => with_separator(calls(), "", false),
+            };
+            sequence(vec![
+                const_string(format!("{lead}{begin}")),
+                inner,
+                const_string(end),
+            ])
+        }
+        // vLLM's PLaMo 3 tag (`get_plamo3_structural_tag`).
+        CallGroup::Wrapped { begin, ends } => {
+            let named = matches!(choice, Choice::Named(_));
+            let block = tag(
+                begin.into(),
+                with_separator(calls(), "", named),
+                ends.to_vec(),
+            );
+            match choice {
+                Choice::Auto => triggered(begin, vec![block], false, tags.excludes),
+                _ => block,
             }
         }
     }
@@ -174,11 +200,7 @@ pub(super) fn glm47_tag(tags: &CallTags, tools: &[Tool], choice: Choice) -> Valu
             } else {
                 glm47_loose_content(t.parameters)
             };
-            tag(
-                format!("{}{}", tags.begin, t.name),
-                content,
-                tags.end.into(),
-            )
+            tag(format!("{}{}", tags.begin, t.name), content, tags.end)
         })
         .collect();
     match (tags.group, choice) {
