@@ -121,6 +121,20 @@ RESPONSES = {
     "text_before_call": {"input": [U, {"type": "message", "role": "assistant", "content": [
         {"type": "output_text", "text": "Let me check.", "annotations": []}]}, CALL, OUT],
         "tools": [W]},
+    "output_before_call": {"input": [U, OUT, CALL], "tools": [W]},
+    "empty_items": {"input": [], "instructions": "Be brief."},
+    "image_part": {"input": [{"role": "user", "content": [
+        {"type": "input_text", "text": "What is this?"},
+        {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}]}]},
+    "reasoning_empty_content": {"input": [U, {"type": "reasoning", "id": "rs_4", "summary": [
+        {"type": "summary_text", "text": "S."}], "content": []}, ASSIST,
+        {"role": "user", "content": "More?"}]},
+    "two_finals": {"input": [U, REASON, ASSIST, {"role": "user", "content": "Rome?"},
+        {**REASON, "content": [{"type": "reasoning_text", "text": "Rome now."}]},
+        {**ASSIST, "content": [{"type": "output_text", "text": "25.", "annotations": []}]},
+        {"role": "user", "content": "Thanks"}]},
+    "tool_null_fields": {"input": "Hi", "tools": [
+        {"type": "function", "name": "ping", "description": None, "parameters": None}]},
     "unknown_call_id": {"input": [U, {**OUT, "call_id": "call_9"}], "tools": [W]},
     "sampling": {"input": "Hi", "temperature": 0.4, "top_p": 0.9, "max_output_tokens": 64,
                  "request_id": "resp_fixed", "stream": True},
@@ -168,6 +182,15 @@ MESSAGES = {
         {"type": "text", "text": "Sunny."}]}, {"role": "user", "content": "Rome?"}]},
     "inline_system": {"system": "Lead.", "messages": [MU, {"role": "assistant", "content": "Sunny."},
         {"role": "system", "content": "Reminder."}, {"role": "user", "content": "Rome?"}]},
+    "two_tool_uses": {"messages": [MU, {"role": "assistant", "content": [
+        {"type": "text", "text": "Checking both."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Rome"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "21"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": True,
+             "content": [{"type": "text", "text": "timeout"}]},
+            {"type": "text", "text": "Go on."}]}], "tools": [MW]},
     "sampling": {"messages": [MU], "temperature": 0.3, "top_k": 5, "stop_sequences": ["END"],
                  "stream": True},
 }

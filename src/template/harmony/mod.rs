@@ -24,9 +24,12 @@
 //! Each text piece is tokenized on its own, special-token text in it as ordinary text
 //! (harmony's `encode_ordinary`), which [`Piece`] leaves to the caller.
 //!
+//! A Responses request's prompt is built from its items instead ([`responses`]), as vLLM's
+//! Responses path builds it, with the same preamble and rendering.
+//!
 //! Not reproduced: `VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS=1` (instructions in the system
 //! message) and vLLM's `--exclude-tools-when-tool-choice-none`; the Responses API's builtin
-//! browser and python tools.
+//! browser, python and container tools with a tool server.
 
 mod responses;
 pub mod typescript;
