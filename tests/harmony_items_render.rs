@@ -64,7 +64,13 @@ fn differences(want: &Value, got: &Value, req: &Value) -> Vec<String> {
         );
         let same = match key.as_str() {
             "request_id" if req.get("request_id").is_none() => {
-                let prefix = |v: &Value| v.as_str().unwrap_or("").split(['_', '-']).next().map(str::to_string);
+                let prefix = |v: &Value| {
+                    v.as_str()
+                        .unwrap_or("")
+                        .split(['_', '-'])
+                        .next()
+                        .map(str::to_string)
+                };
                 prefix(wv) == prefix(gv)
             }
             "sampling_params" => sampling(wv) == sampling(gv),
@@ -81,7 +87,11 @@ fn differences(want: &Value, got: &Value, req: &Value) -> Vec<String> {
 fn responses_and_messages_render_as_vllm() {
     let goldens = goldens();
     let responses = goldens.iter().filter(|g| g["route"] == "responses").count();
-    assert!(responses >= 20 && goldens.len() - responses >= 8, "{} goldens", goldens.len());
+    assert!(
+        responses >= 20 && goldens.len() - responses >= 8,
+        "{} goldens",
+        goldens.len()
+    );
     let base = server("2026-01-15");
     let client = client();
     let mut failures = Vec::new();
@@ -100,7 +110,10 @@ fn responses_and_messages_render_as_vllm() {
         let status = resp.status().as_u16();
         let body: Value = resp.json().unwrap();
         if status != g["status"] {
-            failures.push(format!("{id}: status {status}, vLLM {}: {body}", g["status"]));
+            failures.push(format!(
+                "{id}: status {status}, vLLM {}: {body}",
+                g["status"]
+            ));
             continue;
         }
         if status != 200 {

@@ -70,9 +70,11 @@ pub(super) fn messages(
         .and_then(Value::as_array)
         .map_or(&[][..], Vec::as_slice);
     for m in previous {
-        out.extend(previous_message(m)?.into_iter().filter(|m| {
-            !matches!(m.role, Role::System | Role::Developer)
-        }));
+        out.extend(
+            previous_message(m)?
+                .into_iter()
+                .filter(|m| !matches!(m.role, Role::System | Role::Developer)),
+        );
     }
     match (input, items) {
         (Some(Value::String(s)), _) => {
@@ -87,7 +89,12 @@ pub(super) fn messages(
                 }
             }
         }
-        _ => return Err(bad("input", "input must be a string or a list of input items")),
+        _ => {
+            return Err(bad(
+                "input",
+                "input must be a string or a list of input items",
+            ))
+        }
     }
     Ok(out)
 }
@@ -198,7 +205,10 @@ fn item_message(item: &Value, before: &[Value]) -> Result<Option<HMessage>, Requ
                     ))
                 }
             };
-            Ok(Some(HMessage::tool_result(format!("functions.{name}"), output)))
+            Ok(Some(HMessage::tool_result(
+                format!("functions.{name}"),
+                output,
+            )))
         }
         "reasoning" => {
             let texts: Vec<&str> = item
@@ -234,7 +244,11 @@ fn previous_message(m: &Value) -> Result<Vec<HMessage>, RequestError> {
                 Some(Value::String(s)) => vec![s.clone()],
                 _ => vec![String::new()],
             },
-            ..HMessage::new(role, str_of(m, "channel").filter(|c| !c.is_empty()), String::new())
+            ..HMessage::new(
+                role,
+                str_of(m, "channel").filter(|c| !c.is_empty()),
+                String::new(),
+            )
         };
         msg.author = str_of(author, "name")
             .filter(|n| !n.is_empty())
@@ -244,12 +258,18 @@ fn previous_message(m: &Value) -> Result<Vec<HMessage>, RequestError> {
             .map(str::to_string);
         if role == Role::Tool && msg.author.is_none() || role != Role::Tool && msg.author.is_some()
         {
-            return Err(bad(param, "a named author is supported on tool messages only"));
+            return Err(bad(
+                param,
+                "a named author is supported on tool messages only",
+            ));
         }
         if msg.recipient.is_some() && role == Role::Assistant {
             // vLLM renders such a call with its own content type; only `json` is ours.
             if str_of(m, "content_type") != Some("json") || msg.channel.is_none() {
-                return Err(bad(param, "an assistant call needs a channel and content_type json"));
+                return Err(bad(
+                    param,
+                    "an assistant call needs a channel and content_type json",
+                ));
             }
         }
         return Ok(vec![msg]);
