@@ -165,6 +165,10 @@ max_tokens_default = "super::sampling::no_max_tokens";
     /// `/v1/responses/render`), where vLLM's render differs from chat's.
     #[serde(skip)]
     pub converted_from: ConvertedFrom,
+    /// A Responses body converted for a Harmony model (gpt-oss): its prompt is built from
+    /// the body's items, as vLLM's Responses path builds it, not from `messages`.
+    #[serde(skip)]
+    pub harmony_responses: Option<std::sync::Arc<Value>>,
     /// vLLM's `mm_payload`: `tensors` (default) or `none` (no `kwargs_data`/`mm_metadata`:
     /// hashes and placeholders only, not for `/generate`).
     #[serde(default)]

@@ -204,4 +204,9 @@ pub struct SamplingParams {
     /// `true` when `prompt_logprobs` is asked for (vLLM recomputes the prompt then).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_reading_prefix_cache: Option<bool>,
+    /// vLLM's `SamplingParams.__post_init__`: the characters held back for stop strings, the
+    /// longest stop string's length less one, when there are stop strings not kept in the
+    /// output (vLLM's default 0 is not written, as vLLM leaves it out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_text_buffer_length: Option<usize>,
 }

@@ -5,7 +5,8 @@
 //! probes them at startup (`anthropic/serving.py`):
 //! * whether it refuses a `system` message after the first (a [system, user, system, user]
 //!   conversation fails to render, with or without tools): then inline system messages join
-//!   the leading one;
+//!   the leading one. For gpt-oss vLLM asks the chat template, not Harmony: without one,
+//!   they join;
 //! * what `thinking: {"type": "disabled"}` becomes: `reasoning_effort: "none"`, unless the
 //!   template renders `none` like a thinking effort (or fails on it), where it is `low`.
 
@@ -65,6 +66,11 @@ fn probe(model: &Model, opts: &RenderOptions, chat: Value) -> Option<Vec<u32>> {
 }
 
 fn refuses_inline_system(model: &Model, opts: &RenderOptions) -> bool {
+    if model.harmony.is_some() {
+        // vLLM probes the chat template, not Harmony (`_should_merge_inline_system`), and
+        // merges when there is none. A gpt-oss template is taken as accepting them.
+        return model.templates.is_empty();
+    }
     let messages = json!([
         {"role": "system", "content": "t"}, {"role": "user", "content": "t"},
         {"role": "system", "content": "t"}, {"role": "user", "content": "t"}]);

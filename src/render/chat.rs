@@ -104,6 +104,15 @@ pub fn generate_request(
     }
     let tool_parser = super::parse_context::constraint_parser(opts, model);
     super::tool_choice::constrain(tool_parser, req, &mut sampling_params)?;
+    if req.converted_from == crate::protocol::ConvertedFrom::Responses
+        && sampling_params.extra_args.is_none()
+        && req.kv_transfer_params.is_none()
+        && req.ec_transfer_params.is_none()
+    {
+        // vLLM's `ResponsesRequest.to_sampling_params` starts `extra_args` at `{}`, and
+        // `_hoist_transfer_params` leaves it there unless it moved transfer params out.
+        sampling_params.extra_args = Some(Default::default());
+    }
     let block_hashes = req
         .return_block_hashes
         .as_ref()
@@ -160,7 +169,7 @@ fn render_plain(
     media: Option<&FetchedMedia>,
 ) -> Result<ChatRendered, RequestError> {
     let t0 = Instant::now();
-    if req.messages.is_empty() {
+    if req.messages.is_empty() && req.harmony_responses.is_none() {
         return Err(RequestError::invalid(
             "messages",
             "messages must contain at least one message",

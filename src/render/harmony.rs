@@ -24,6 +24,7 @@ pub fn render_prompt(
         tools: req.tools.as_deref(),
         reasoning_effort: req.reasoning_effort.as_deref(),
         start_date: &date,
+        responses: req.harmony_responses.as_deref(),
     })?;
     super::cancel::check()?;
     let t1 = Instant::now();

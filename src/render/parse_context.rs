@@ -260,7 +260,9 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
         "tool_choice": tool_choice(req),
         "parallel_tool_calls": req.parallel_tool_calls.unwrap_or(true),
         "include_reasoning": include_reasoning,
-        "chat_template_kwargs": kwargs,
+        // vLLM's `ServingRender._build_parse_context`: Harmony output is parsed without
+        // template kwargs.
+        "chat_template_kwargs": if model.harmony.is_some() { json!({}) } else { Value::Object(kwargs) },
         "history_tool_call_cnt": history_tool_calls(req),
     });
     ParseFields {

@@ -68,7 +68,17 @@ pub fn build_sampling_params(
         output_kind: if f.stream { 1 } else { 2 },
         skip_clone: true,
         skip_reading_prefix_cache: f.prompt_logprobs.map(|_| true),
+        output_text_buffer_length: None,
     };
+    if !p.include_stop_str_in_output {
+        p.output_text_buffer_length = p
+            .stop
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .map(|n| n.saturating_sub(1))
+            .filter(|n| *n > 0);
+    }
     verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
     if p.temperature < SAMPLING_EPS {
         // vLLM: greedy sampling ignores the truncation knobs.

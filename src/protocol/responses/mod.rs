@@ -33,7 +33,7 @@ fn bad(param: impl Into<String>, message: impl Into<String>) -> RequestError {
 }
 
 /// Sampling and option fields that mean the same in a chat request, copied as they are.
-const SAME: [&str; 23] = [
+const SAME: [&str; 24] = [
     "model",
     "temperature",
     "top_p",
@@ -57,6 +57,7 @@ const SAME: [&str; 23] = [
     "mm_processor_kwargs",
     "mm_payload",
     "return_mm_kwargs",
+    "vllm_xargs",
 ];
 
 const LOGPROBS_INCLUDE: &str = "message.output_text.logprobs";

@@ -154,7 +154,10 @@ fn converted(
             ConvertedFrom::Responses,
         ),
     };
-    let req = ChatRequest::from_converted(&map, from)?;
+    let mut req = ChatRequest::from_converted(&map, from)?;
+    if from == ConvertedFrom::Responses {
+        render::responses::keep_for_harmony(model, body, &mut req);
+    }
     Ok((map, req))
 }
 

@@ -24,10 +24,14 @@
 //! Each text piece is tokenized on its own, special-token text in it as ordinary text
 //! (harmony's `encode_ordinary`), which [`Piece`] leaves to the caller.
 //!
+//! A Responses request's prompt is built from its items instead ([`responses`]), as vLLM's
+//! Responses path builds it, with the same preamble and rendering.
+//!
 //! Not reproduced: `VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS=1` (instructions in the system
 //! message) and vLLM's `--exclude-tools-when-tool-choice-none`; the Responses API's builtin
-//! browser and python tools.
+//! browser, python and container tools with a tool server.
 
+mod responses;
 pub mod typescript;
 
 use crate::error::RequestError;
@@ -81,6 +85,9 @@ pub struct HarmonyInput<'a> {
     pub reasoning_effort: Option<&'a str>,
     /// `Current date:` (`YYYY-MM-DD`).
     pub start_date: &'a str,
+    /// A Responses request's body: its items are converted to Harmony messages as vLLM's
+    /// Responses path converts them ([`responses`]), not through `messages`.
+    pub responses: Option<&'a Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,43 +105,51 @@ struct HMessage {
     /// A tool result's author (`functions.NAME`).
     author: Option<String>,
     recipient: Option<String>,
-    channel: Option<&'static str>,
+    channel: Option<String>,
     content: Vec<String>,
 }
 
 impl HMessage {
-    fn new(role: Role, channel: Option<&'static str>, text: String) -> HMessage {
+    fn new(role: Role, channel: Option<&str>, text: String) -> HMessage {
         HMessage {
             role,
             author: None,
             recipient: None,
-            channel,
+            channel: channel.map(str::to_string),
             content: vec![text],
+        }
+    }
+
+    /// A developer message of instructions only (vLLM's `get_system_or_developer_message`).
+    fn instructions(text: &str) -> HMessage {
+        HMessage::new(Role::Developer, None, developer_text(Some(text), &[]))
+    }
+
+    /// A tool's result from `functions.NAME` (or the author given) to the assistant.
+    fn tool_result(author: String, text: String) -> HMessage {
+        HMessage {
+            author: Some(author),
+            recipient: Some("assistant".into()),
+            ..HMessage::new(Role::Tool, Some("commentary"), text)
+        }
+    }
+
+    /// An assistant's call of `functions.NAME` with `args`.
+    fn call(name: &str, args: String) -> HMessage {
+        HMessage {
+            recipient: Some(format!("functions.{name}")),
+            ..HMessage::new(Role::Assistant, Some("commentary"), args)
         }
     }
 }
 
 /// The prompt of a chat request for a Harmony model, as pieces.
 pub fn render(input: &HarmonyInput<'_>) -> Result<Vec<Piece>, RequestError> {
-    let effort = match input.reasoning_effort {
-        None => "medium",
-        Some(e @ ("low" | "medium" | "high")) => e,
-        Some("none") => {
-            return Err(RequestError::invalid(
-                "reasoning_effort",
-                "Harmony does not support reasoning_effort='none'",
-            ))
-        }
-        Some(e) => {
-            return Err(RequestError::invalid(
-                "reasoning_effort",
-                format!(
-                    "reasoning_effort={e:?} is not supported by Harmony. Supported values are: \
-                     low, medium, high."
-                ),
-            ))
-        }
-    };
+    let effort = effort(input.reasoning_effort)?;
+    if let Some(body) = input.responses {
+        let messages = responses::messages(body, effort, input.start_date)?;
+        return Ok(finish(&messages));
+    }
     let (instructions, rest) = match input.messages.split_first() {
         Some((first, rest)) if matches!(role(first), Some("system" | "developer")) => {
             (flatten(first.get("content")), rest)
@@ -142,41 +157,81 @@ pub fn render(input: &HarmonyInput<'_>) -> Result<Vec<Piece>, RequestError> {
         _ => (None, input.messages),
     };
     let tools = function_tools(input.tools)?;
-    let mut out = Vec::new();
-    let system = format!(
-        "{IDENTITY}\nKnowledge cutoff: {KNOWLEDGE_CUTOFF}\nCurrent date: {}\n\nReasoning: {effort}\n\n{CHANNELS}{}",
+    let has_tools = input.tools.is_some_and(|t| !t.is_empty());
+    let mut messages = preamble(
+        effort,
         input.start_date,
-        if tools.as_ref().is_some_and(|t| !t.is_empty()) {
-            format!("\n{FUNCTIONS_CHANNEL}")
-        } else {
+        instructions.as_deref(),
+        tools.as_deref().unwrap_or_default(),
+        has_tools,
+    );
+    conversation(rest, input.messages.len() - rest.len(), &mut messages)?;
+    Ok(finish(&messages))
+}
+
+/// The reasoning effort of the system message: `medium` unless the request says.
+fn effort(requested: Option<&str>) -> Result<&str, RequestError> {
+    match requested {
+        None => Ok("medium"),
+        Some(e @ ("low" | "medium" | "high")) => Ok(e),
+        Some("none") => Err(RequestError::invalid(
+            "reasoning_effort",
+            "Harmony does not support reasoning_effort='none'",
+        )),
+        Some(e) => Err(RequestError::invalid(
+            "reasoning_effort",
+            format!(
+                "reasoning_effort={e:?} is not supported by Harmony. Supported values are: \
+                 low, medium, high."
+            ),
+        )),
+    }
+}
+
+/// vLLM's `build_harmony_preamble`: the system message, and a developer message when there
+/// are instructions (non-empty) or `with_developer` (the request's tools).
+fn preamble(
+    effort: &str,
+    start_date: &str,
+    instructions: Option<&str>,
+    tools: &[Tool<'_>],
+    with_developer: bool,
+) -> Vec<HMessage> {
+    let system = format!(
+        "{IDENTITY}\nKnowledge cutoff: {KNOWLEDGE_CUTOFF}\nCurrent date: {start_date}\n\nReasoning: {effort}\n\n{CHANNELS}{}",
+        if tools.is_empty() {
             String::new()
+        } else {
+            format!("\n{FUNCTIONS_CHANNEL}")
         }
     );
     let mut messages = vec![HMessage::new(Role::System, None, system)];
-    let has_tools = input.tools.is_some_and(|t| !t.is_empty());
-    if instructions.as_deref().is_some_and(|i| !i.is_empty()) || has_tools {
+    if instructions.is_some_and(|i| !i.is_empty()) || with_developer {
         messages.push(HMessage::new(
             Role::Developer,
             None,
-            developer_text(
-                instructions.as_deref(),
-                tools.as_deref().unwrap_or_default(),
-            ),
+            developer_text(instructions, tools),
         ));
     }
-    conversation(rest, input.messages.len() - rest.len(), &mut messages)?;
+    messages
+}
+
+/// vLLM's `render_for_completion`: analysis before the last assistant `final` message
+/// dropped, every message rendered, then `<|start|>assistant`.
+fn finish(messages: &[HMessage]) -> Vec<Piece> {
+    let mut out = Vec::new();
     let last_final = messages
         .iter()
-        .rposition(|m| m.role == Role::Assistant && m.channel == Some("final"));
+        .rposition(|m| m.role == Role::Assistant && m.channel.as_deref() == Some("final"));
     for (i, m) in messages.iter().enumerate() {
-        if last_final.is_some_and(|f| i < f) && m.channel == Some("analysis") {
+        if last_final.is_some_and(|f| i < f) && m.channel.as_deref() == Some("analysis") {
             continue;
         }
         render_message(m, &mut out);
     }
     out.push(Piece::Special(Special::Start));
     out.push(Piece::Text("assistant".into()));
-    Ok(out)
+    out
 }
 
 fn role(m: &Message) -> Option<&str> {
@@ -317,9 +372,7 @@ fn conversation(
                     .pointer("/function/arguments")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let mut msg = HMessage::new(Role::Assistant, Some("commentary"), args.into());
-                msg.recipient = Some(format!("functions.{name}"));
-                out.push(msg);
+                out.push(HMessage::call(name, args.into()));
             }
             continue;
         }
@@ -334,14 +387,10 @@ fn conversation(
                 .rev()
                 .find(|(i, _)| i == id)
                 .map_or("", |(_, n)| n.as_str());
-            let mut msg = HMessage::new(
-                Role::Tool,
-                Some("commentary"),
+            out.push(HMessage::tool_result(
+                format!("functions.{name}"),
                 flatten(m.get("content")).unwrap_or_default(),
-            );
-            msg.author = Some(format!("functions.{name}"));
-            msg.recipient = Some("assistant".into());
-            out.push(msg);
+            ));
             continue;
         }
         if role == "assistant" {
@@ -361,7 +410,7 @@ fn conversation(
             }
             "system" | "developer" => {
                 if let Some(text) = flatten(m.get("content")) {
-                    out.push(HMessage::new(Role::Developer, None, developer_text(Some(&text), &[])));
+                    out.push(HMessage::instructions(&text));
                 }
             }
             "user" => out.push(HMessage {
@@ -426,7 +475,7 @@ fn render_message(m: &HMessage, out: &mut Vec<Piece>) {
         Role::Assistant => "assistant",
         Role::Tool => m.author.as_deref().unwrap_or_default(),
     };
-    match (m.role, &m.recipient, m.channel) {
+    match (m.role, &m.recipient, &m.channel) {
         // An assistant's call: the header vLLM writes back (`_use_legacy_tool_call_headers`).
         (Role::Assistant, Some(to), Some(channel)) => {
             out.push(text(&format!("assistant to={to}")));
@@ -435,7 +484,7 @@ fn render_message(m: &HMessage, out: &mut Vec<Piece>) {
         }
         _ => {
             out.push(text(role));
-            if let Some(channel) = m.channel {
+            if let Some(channel) = &m.channel {
                 out.push(Piece::Special(Special::Channel));
                 out.push(text(channel));
             }
