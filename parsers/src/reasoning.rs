@@ -100,6 +100,10 @@ pub enum TagVariant {
     /// Inkling's typed blocks ([`crate::inkling`]): thinking blocks are reasoning, text
     /// blocks content, call blocks passed on with their markers for the tool parser.
     Inkling,
+    /// Granite 4.2 thinking, as vLLM's `granite_thinking_parser` (`vllm/parser/
+    /// granite_thinking.py`) reads it: the rules above, and the content's leading newlines
+    /// are dropped (its template writes `\n</think>\n`).
+    GraniteThinking,
 }
 
 impl TagVariant {
@@ -184,7 +188,7 @@ pub struct TagReasoningParser {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     undropped: String,
     /// Gemma 4: the leading `thought\n` of the reasoning has been looked for; MiniMax-M3: the
-    /// leading end tag.
+    /// leading end tag; Granite thinking: the content's leading newlines.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     prefix_done: bool,
 }
@@ -515,6 +519,25 @@ impl TagReasoningParser {
     }
 }
 
+impl TagReasoningParser {
+    /// Granite thinking: drops the newlines at the start of the content, in the content sent
+    /// from `from` on; once other content is sent, nothing more is dropped.
+    fn drop_leading_newlines(&mut self, out: &mut Split, from: usize) {
+        if self.spec.variant != TagVariant::GraniteThinking || self.prefix_done {
+            return;
+        }
+        let Some(sent) = out.content.get(from..) else {
+            return;
+        };
+        let kept = sent.trim_start_matches('\n');
+        if !kept.is_empty() {
+            self.prefix_done = true;
+        }
+        let dropped = sent.len() - kept.len();
+        out.content.drain(from..from + dropped);
+    }
+}
+
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
         if self.own_machine(text, false, out) {
@@ -522,13 +545,23 @@ impl ReasoningParser for TagReasoningParser {
         }
         let text = self.drop_markers(text, false);
         self.held.push_str(&text);
+        let from = out.content.len();
         self.step(out);
+        self.drop_leading_newlines(out, from);
     }
 
     fn finish(&mut self, out: &mut Split) {
         if self.own_machine("", true, out) {
             return;
         }
+        let from = out.content.len();
+        self.finish_tags(out);
+        self.drop_leading_newlines(out, from);
+    }
+}
+
+impl TagReasoningParser {
+    fn finish_tags(&mut self, out: &mut Split) {
         let rest = self.drop_markers("", true);
         if !rest.is_empty() {
             self.held.push_str(&rest);

@@ -174,6 +174,41 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "nemotron_v3",
+        help: "Nemotron 3: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
+        model_patterns: &["nemotron-3", "nemotron_3", "nemotron_v3"],
+        // vLLM's nemotron_v3 (`vllm/parser/nemotron_v3.py`) is its qwen3 engine with the
+        // reasoning right-stripped. Its swap of an empty content with the reasoning under
+        // `enable_thinking: false` gives what the parser being off gives (all content); the
+        // one under `force_nonempty_content: true` is not done.
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "granite_thinking_parser",
+        help: "Granite 4.2 thinking: nemotron_v3's <think>…</think>, the content's leading newlines dropped",
+        model_patterns: &["granite-4.2"],
+        // vLLM's granite_thinking_parser (`vllm/parser/granite_thinking.py`): nemotron_v3's
+        // engine, and the newlines its template writes after `</think>` dropped.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                turn_boundaries: CHATML.iter().map(|b| b.to_string()).collect(),
+                trim_reasoning_end: true,
+                literal_tags: false,
+                content_drop: None,
+                keep_leading_start: false,
+                more_implicit_ends: Vec::new(),
+                variant: TagVariant::GraniteThinking,
+                dropped: Vec::new(),
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
@@ -184,6 +219,15 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "glm45",
         help: "GLM-4.5/4.6: vLLM's second name for glm47",
         model_patterns: &[],
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "ling3",
+        help: "Ling 3: glm47's <think>…</think>, <tool_call> also ends it; off with thinking/enable_thinking false",
+        model_patterns: &["ling-3", "ling3"],
+        // vLLM's ling3 (`vllm/parser/ling3.py`) is its GLM-4.7 engine, thinking on unless the
+        // request's `thinking` or `enable_thinking` is false (then the identity).
         make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },

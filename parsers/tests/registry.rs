@@ -115,6 +115,15 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("meta/Muse-Glimmer-A"), Some("muse_glimmer"));
     assert_eq!(reasoning("meta/Muse-Spark-1"), Some("muse"));
     assert_eq!(reasoning("inkling-base"), Some("inkling"));
+    assert_eq!(reasoning("inclusionAI/Ling-3-flash"), Some("ling3"));
+    assert_eq!(
+        reasoning("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B"),
+        Some("nemotron_v3")
+    );
+    assert_eq!(
+        reasoning("ibm-granite/granite-4.2-8b"),
+        Some("granite_thinking_parser")
+    );
     // poolside_v1's reasoning is off unless the request turns thinking on: not by name.
     assert_eq!(reasoning("poolside/Laguna-M"), None);
     assert_eq!(
