@@ -26,8 +26,9 @@ pub trait ReasoningParser: Send {
     fn finish(&mut self, out: &mut Split);
 }
 
-/// The tags of one reasoning format.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The tags of one reasoning format. `Default`: empty tags and every rule off, so a family
+/// names only what it sets (`..TagSpec::default()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TagSpec {
     pub start: String,
     pub end: String,

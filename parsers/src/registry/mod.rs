@@ -1,0 +1,224 @@
+//! The parsers by vLLM's `--reasoning-parser` / `--tool-call-parser` names: one table each
+//! ([`REASONING_PARSERS`], [`TOOL_PARSERS`]). The server's flag checks, its `--help`, `auto`
+//! (by model name) and `/v1/models` all read these tables, so adding a family is one entry
+//! in `registry/reasoning.rs` or `registry/tools.rs` plus its parser (a
+//! [`Spec`](crate::tool) of an existing machine, or a file of its own with a variant of
+//! [`AnyToolParser`]).
+
+use crate::grammar::ToolGrammar;
+use crate::tool::{
+    CohereParser, DotsParser, ForcedCallParser, GemmaParser, HyV4Parser, InklingParser,
+    K2HorizonParser, KimiK3Parser, MarkedParser, Minicpm5Parser, MinimaxM3Parser, MuseParser,
+    Parsed, PythonicBlockParser, PythonicParser, Step3Parser, ToolParser, ToolSchemas, XmlParser,
+};
+use crate::{HarmonyParser, TagReasoningParser};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+mod reasoning;
+use reasoning::tags;
+mod tools;
+
+pub use reasoning::REASONING_PARSERS;
+pub use tools::TOOL_PARSERS;
+
+/// One reasoning parser family.
+pub struct ReasoningEntry {
+    /// vLLM's `--reasoning-parser` name.
+    pub name: &'static str,
+    /// One line for `--help`: the models and the tags.
+    pub help: &'static str,
+    /// Lower-case substrings of a model name that pick this family for `auto`.
+    pub model_patterns: &'static [&'static str],
+    /// Its tag parser; `None` for gpt-oss's `openai_gptoss`, whose reasoning the Harmony
+    /// parser reads (with the calls, as vLLM runs both as one parser for gpt-oss).
+    pub make: fn() -> Option<TagReasoningParser>,
+    /// vLLM's parser sets `skip_special_tokens: false` on every request (its parser-engine
+    /// adapters' `adjust_request`).
+    pub keeps_special_tokens: bool,
+}
+
+/// One tool-call parser family.
+pub struct ToolEntry {
+    /// vLLM's `--tool-call-parser` name.
+    pub name: &'static str,
+    /// One line for `--help`: the models and the wire format.
+    pub help: &'static str,
+    /// Lower-case substrings of a model name that pick this family for `auto`.
+    pub model_patterns: &'static [&'static str],
+    /// A parser for one request, given its tools' schemas (the XML families type values by
+    /// them).
+    pub make: fn(Arc<ToolSchemas>) -> AnyToolParser,
+    /// vLLM's parser sets `skip_special_tokens: false` on requests with tools and a
+    /// `tool_choice` other than `none` (its `adjust_request`: hermes, kimi_k2 and the
+    /// parser-engine adapters).
+    pub keeps_special_tokens: bool,
+    /// How vLLM constrains the engine's output for `tool_choice` `required`, a named tool,
+    /// or `auto` with strict tools or `parallel_tool_calls: false`.
+    pub grammar: ToolGrammar,
+}
+
+/// gpt-oss's parser names (vLLM's `--reasoning-parser openai_gptoss`,
+/// `--tool-call-parser openai`); for a Harmony model either one runs [`HarmonyParser`].
+pub const HARMONY_REASONING: &str = "openai_gptoss";
+pub const HARMONY_TOOLS: &str = "openai";
+
+/// The first entry, in table order, that `model` names: its name, or one of its patterns in
+/// the lower-cased model name.
+fn for_model<'a, E>(
+    entries: &'a [E],
+    model: &str,
+    name: impl Fn(&E) -> &'static str,
+    patterns: impl Fn(&E) -> &'static [&'static str],
+) -> Option<&'a E> {
+    let m = model.to_ascii_lowercase();
+    entries
+        .iter()
+        .find(|e| name(e) == m || patterns(e).iter().any(|p| m.contains(p)))
+}
+
+/// The reasoning family `auto` picks for a model name.
+pub fn reasoning_parser_for_model(model: &str) -> Option<&'static ReasoningEntry> {
+    for_model(REASONING_PARSERS, model, |e| e.name, |e| e.model_patterns)
+}
+
+/// The tool-call family `auto` picks for a model name.
+pub fn tool_parser_for_model(model: &str) -> Option<&'static ToolEntry> {
+    for_model(TOOL_PARSERS, model, |e| e.name, |e| e.model_patterns)
+}
+
+/// Whether vLLM's parsers set `skip_special_tokens: false` on a request: the reasoning
+/// parser always, the tool parser when the request has tools and a `tool_choice` other
+/// than `none` (`uses_tools`).
+pub fn keeps_special_tokens(
+    reasoning: Option<&ReasoningEntry>,
+    tools: Option<&ToolEntry>,
+    uses_tools: bool,
+) -> bool {
+    reasoning.is_some_and(|r| r.keeps_special_tokens)
+        || (uses_tools && tools.is_some_and(|t| t.keeps_special_tokens))
+}
+
+/// A reasoning parser by name (any case), by a model name as `auto` reads one, or
+/// `tags:<start>,<end>` for any tag pair; `None` when nothing matches.
+pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
+    if let Some(pair) = name.strip_prefix("tags:") {
+        let (start, end) = pair.split_once(',')?;
+        return Some(tags(start, end, false));
+    }
+    reasoning_parser_for_model(name).and_then(|e| (e.make)())
+}
+
+/// A tool parser by vLLM name; `None` for an unknown name.
+pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {
+    TOOL_PARSERS
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| (e.make)(schemas))
+}
+
+/// Any tool parser, as one serializable type (the stream state carries it): one variant per
+/// state machine, whatever the families it reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AnyToolParser {
+    Marked(MarkedParser),
+    Xml(XmlParser),
+    Pythonic(PythonicParser),
+    PythonicBlock(PythonicBlockParser),
+    HyV4(HyV4Parser),
+    KimiK3(KimiK3Parser),
+    K2Horizon(K2HorizonParser),
+    Step3(Step3Parser),
+    Dots(DotsParser),
+    Cohere(CohereParser),
+    Gemma(GemmaParser),
+    MinimaxM3(MinimaxM3Parser),
+    Minicpm5(Minicpm5Parser),
+    Muse(MuseParser),
+    Inkling(InklingParser),
+    Harmony(HarmonyParser),
+    /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
+    Forced(ForcedCallParser),
+}
+
+impl AnyToolParser {
+    /// Whether the parser types values by the request's tool schemas (the XML families).
+    pub fn uses_schemas(&self) -> bool {
+        matches!(
+            self,
+            AnyToolParser::Xml(_)
+                | AnyToolParser::HyV4(_)
+                | AnyToolParser::K2Horizon(_)
+                | AnyToolParser::Step3(_)
+                | AnyToolParser::Dots(_)
+                | AnyToolParser::Gemma(_)
+                | AnyToolParser::MinimaxM3(_)
+                | AnyToolParser::Minicpm5(_)
+                | AnyToolParser::Muse(_)
+        )
+    }
+
+    /// Gives a parser restored from a stream state its request's tool schemas.
+    pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
+        match self {
+            AnyToolParser::Xml(p) => p.set_schemas(schemas),
+            AnyToolParser::HyV4(p) => p.set_schemas(schemas),
+            AnyToolParser::K2Horizon(p) => p.set_schemas(schemas),
+            AnyToolParser::Step3(p) => p.set_schemas(schemas),
+            AnyToolParser::Dots(p) => p.set_schemas(schemas),
+            AnyToolParser::Gemma(p) => p.set_schemas(schemas),
+            AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
+            AnyToolParser::Minicpm5(p) => p.set_schemas(schemas),
+            AnyToolParser::Muse(p) => p.set_schemas(schemas),
+            _ => {}
+        }
+    }
+}
+
+impl ToolParser for AnyToolParser {
+    fn push(&mut self, text: &str, out: &mut Parsed) {
+        match self {
+            AnyToolParser::Marked(p) => p.push(text, out),
+            AnyToolParser::Xml(p) => p.push(text, out),
+            AnyToolParser::Pythonic(p) => p.push(text, out),
+            AnyToolParser::PythonicBlock(p) => p.push(text, out),
+            AnyToolParser::HyV4(p) => p.push(text, out),
+            AnyToolParser::KimiK3(p) => p.push(text, out),
+            AnyToolParser::K2Horizon(p) => p.push(text, out),
+            AnyToolParser::Step3(p) => p.push(text, out),
+            AnyToolParser::Dots(p) => p.push(text, out),
+            AnyToolParser::Cohere(p) => p.push(text, out),
+            AnyToolParser::Gemma(p) => p.push(text, out),
+            AnyToolParser::MinimaxM3(p) => p.push(text, out),
+            AnyToolParser::Minicpm5(p) => p.push(text, out),
+            AnyToolParser::Muse(p) => p.push(text, out),
+            AnyToolParser::Inkling(p) => p.push(text, out),
+            AnyToolParser::Forced(p) => p.push(text, out),
+            // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
+            AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Parsed) {
+        match self {
+            AnyToolParser::Marked(p) => p.finish(out),
+            AnyToolParser::Xml(p) => p.finish(out),
+            AnyToolParser::Pythonic(p) => p.finish(out),
+            AnyToolParser::PythonicBlock(p) => p.finish(out),
+            AnyToolParser::HyV4(p) => p.finish(out),
+            AnyToolParser::KimiK3(p) => p.finish(out),
+            AnyToolParser::K2Horizon(p) => p.finish(out),
+            AnyToolParser::Step3(p) => p.finish(out),
+            AnyToolParser::Dots(p) => p.finish(out),
+            AnyToolParser::Cohere(p) => p.finish(out),
+            AnyToolParser::Gemma(p) => p.finish(out),
+            AnyToolParser::MinimaxM3(p) => p.finish(out),
+            AnyToolParser::Minicpm5(p) => p.finish(out),
+            AnyToolParser::Muse(p) => p.finish(out),
+            AnyToolParser::Inkling(p) => p.finish(out),
+            AnyToolParser::Forced(p) => p.finish(out),
+            AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
+        }
+    }
+}

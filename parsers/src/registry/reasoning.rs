@@ -1,0 +1,451 @@
+//! The reasoning parsers' table ([`REASONING_PARSERS`]) and the tag shapes its entries share.
+
+use super::{ReasoningEntry, HARMONY_REASONING};
+use crate::{TagReasoningParser, TagSpec, TagVariant};
+
+pub(super) fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: start.into(),
+        end: end.into(),
+        starts_in_reasoning,
+        ..TagSpec::default()
+    })
+}
+
+/// vLLM's qwen3 parser engine with one family's tags: output starts in reasoning (thinking
+/// on), a start tag inside it is dropped, `implicit_end` also ends it, and the prompt scan
+/// stops at the turn boundaries.
+fn engine_tags(
+    start: &str,
+    end: &str,
+    implicit_end: &str,
+    turn_boundaries: &[&str],
+    trim_reasoning_end: bool,
+) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: start.into(),
+        end: end.into(),
+        starts_in_reasoning: true,
+        implicit_end: Some(implicit_end.into()),
+        turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
+        trim_reasoning_end,
+        ..TagSpec::default()
+    })
+}
+
+/// Muse's channel messages, cut by their own machine. The tags are what the render and the
+/// reasoning-token count read: no single token spells them, so a prompt never reads as
+/// having ended reasoning (vLLM's Muse parsers say it has only once a tool channel opened)
+/// and no reasoning tokens are counted.
+fn muse_tags(variant: TagVariant) -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        start: "to=self<|message|>".into(),
+        end: "to=user<|message|>".into(),
+        variant,
+        ..TagSpec::default()
+    })
+}
+
+/// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
+const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
+/// GLM's turn tokens.
+const GLM_TURNS: [&str; 4] = ["<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"];
+
+/// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
+/// one of whose patterns its name contains is used, so more specific patterns come first.
+pub static REASONING_PARSERS: &[ReasoningEntry] = &[
+    ReasoningEntry {
+        name: "deepseek_r1",
+        help: "DeepSeek-R1: <think>…</think>, the template writes <think>",
+        model_patterns: &["deepseek-r1"],
+        // R1's templates end the generation prompt with "<think>\n".
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "qwen3",
+        help: "Qwen3: <think>…</think>; <tool_call> also ends reasoning; off with enable_thinking: false",
+        model_patterns: &["qwen3"],
+        // As vLLM 0.33's qwen3 parser (`vllm/parser/qwen3.py`): with thinking on, output
+        // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
+        // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
+        // Thinking off (`enable_thinking: false`) turns the parser off per request.
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "seed_oss",
+        help: "Seed-OSS: <seed:think>…</seed:think>; <seed:tool_call> also ends reasoning",
+        model_patterns: &["seed-oss", "seed_oss"],
+        // vLLM's seed_oss is its qwen3 engine with Seed's tags.
+        make: || {
+            let bounds = ["<seed:bos>", "<seed:eos>"];
+            Some(engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "step3p5",
+        help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
+        model_patterns: &["step-3.5", "step3p5", "step3.5"],
+        // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "mimo",
+        help: "MiMo-V2: qwen3's <think>…</think>",
+        model_patterns: &["mimo-v2"],
+        // vLLM's mimo reasoning is its qwen3 engine unchanged.
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "nemotron_v3",
+        help: "Nemotron 3: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
+        model_patterns: &["nemotron-3", "nemotron_3", "nemotron_v3"],
+        // vLLM's nemotron_v3 (`vllm/parser/nemotron_v3.py`) is its qwen3 engine with the
+        // reasoning right-stripped. Its swap of an empty content with the reasoning under
+        // `enable_thinking: false` gives what the parser being off gives (all content); the
+        // one under `force_nonempty_content: true` is not done.
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "granite_thinking_parser",
+        help: "Granite 4.2 thinking: nemotron_v3's <think>…</think>, the content's leading newlines dropped",
+        model_patterns: &["granite-4.2"],
+        // vLLM's granite_thinking_parser (`vllm/parser/granite_thinking.py`): nemotron_v3's
+        // engine, and the newlines its template writes after `</think>` dropped.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                turn_boundaries: CHATML.iter().map(|b| b.to_string()).collect(),
+                trim_reasoning_end: true,
+                variant: TagVariant::GraniteThinking,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "glm47",
+        help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
+        model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "glm45",
+        help: "GLM-4.5/4.6: vLLM's second name for glm47",
+        model_patterns: &[],
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "ling3",
+        help: "Ling 3: glm47's <think>…</think>, <tool_call> also ends it; off with thinking/enable_thinking false",
+        model_patterns: &["ling-3", "ling3"],
+        // vLLM's ling3 (`vllm/parser/ling3.py`) is its GLM-4.7 engine, thinking on unless the
+        // request's `thinking` or `enable_thinking` is false (then the identity).
+        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "kimi_k2",
+        help: "Kimi K2 thinking: <think>…</think>; the tool-calls section also ends it",
+        // Kimi-K2-Instruct does not think: only the thinking models pick it.
+        model_patterns: &["kimi-k2-thinking"],
+        make: || Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "kimi_k3",
+        help: "Kimi K3: <|open|>think<|sep|>…<|close|>think<|sep|>, output starts in it; the response channel also ends it",
+        model_patterns: &["kimi-k3", "kimi_k3"],
+        // vLLM's KimiK3ReasoningParser: the template may write the think opener as the
+        // generation prefix, so output starts in reasoning; with tools the channels after it
+        // are left to the tool parser.
+        make: || {
+            Some(engine_tags(
+                "<|open|>think<|sep|>",
+                "<|close|>think<|sep|>",
+                "<|open|>response<|sep|>",
+                &[],
+                false,
+            ))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "k2_horizon",
+        help: "K2 Horizon: <ifm|think>…</ifm|think>, output starts in it; <ifm|tool_calls> also ends it",
+        model_patterns: &["k2-horizon", "k2_horizon"],
+        // vLLM's K2HorizonReasoningParser (reasoning_effort high, its default): a start tag
+        // is dropped only at the output's start, only the first end tag counts.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<ifm|think>".into(),
+                end: "</ifm|think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<ifm|tool_calls>".into()),
+                literal_tags: true,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hunyuan_a13b",
+        help: "Hunyuan-A13B: <think>\\n…\\n</think>\\n<answer>\\n…\\n</answer>",
+        model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
+        // vLLM's HunyuanA13BReasoningParser: reasoning from `<think>\n` to
+        // `\n</think>\n<answer>\n`, the answer's `\n</answer>` dropped.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>\n".into(),
+                end: "\n</think>\n<answer>\n".into(),
+                content_drop: Some("\n</answer>".into()),
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "step5",
+        help: "Step-5: DeepSeek-R1's <think>…</think>",
+        model_patterns: &["step-5", "step5"],
+        // vLLM 0.33 registers step5 as its DeepSeekR1ReasoningParser.
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "step3",
+        help: "Step-3: <think>…</think>, output starts in reasoning, a written <think> kept in it",
+        model_patterns: &["step3"],
+        // vLLM's Step3ReasoningParser: everything before the first `</think>` is reasoning,
+        // a `<think>` included; a later `</think>` stays content (its one-shot).
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                literal_tags: true,
+                keep_leading_start: true,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "cohere_command4",
+        help: "Command A Plus (command4): <|START_THINKING|>…<|END_THINKING|>, output starts in it; a response or action channel ends it",
+        model_patterns: &["command-a-plus", "north-"],
+        // vLLM's CohereCommandParser with melody's cmd4 preset: text before any channel is
+        // reasoning.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|START_THINKING|>".into(),
+                end: "<|END_THINKING|>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<|START_RESPONSE|>".into()),
+                more_implicit_ends: vec!["<|START_ACTION|>".into(), "<|START_TEXT|>".into()],
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "cohere_command3",
+        help: "Command A Reasoning (command3): <|START_THINKING|>…<|END_THINKING|>",
+        model_patterns: &["command-a-reasoning"],
+        make: || Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m2",
+        help: "MiniMax-M2: <think>…</think>; <minimax:tool_call> also ends it",
+        model_patterns: &["minimax-m2", "minimax_m2"],
+        make: || Some(engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "deepseek_v41",
+        help: "DeepSeek-V4.1: <think>…</think>; a spaced DSML calls block also ends it",
+        model_patterns: &["deepseek-v4.1", "deepseek_v41"],
+        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "deepseek_v4",
+        help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
+        model_patterns: &["deepseek-v4"],
+        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "gemma4",
+        help: "Gemma 4: <|channel>thought\\n…<channel|>, anywhere in the output; <|tool_call> also ends it",
+        model_patterns: &["gemma-4", "gemma4"],
+        // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|channel>".into(),
+                end: "<channel|>".into(),
+                implicit_end: Some("<|tool_call>".into()),
+                turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
+                trim_reasoning_end: true,
+                variant: TagVariant::Gemma4,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m3",
+        help: "MiniMax-M3: one <mm:think>…</mm:think> block, anywhere in the output",
+        model_patterns: &["minimax-m3", "minimax_m3"],
+        // vLLM's MiniMaxM3ReasoningParser without `thinking_mode: "enabled"` (its default):
+        // output starts in content.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<mm:think>".into(),
+                end: "</mm:think>".into(),
+                variant: TagVariant::MinimaxM3,
+                ..TagSpec::default()
+            }))
+        },
+        // Its markers are ordinary added tokens: vLLM leaves the request's setting alone.
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "minicpmv",
+        help: "MiniCPM-V 4.5/MiniCPM5: qwen3's <think>…</think>, <|im_end|> and reserved markers dropped",
+        model_patterns: &["minicpm-v", "minicpmv", "minicpm5", "minicpm-5"],
+        // vLLM's minicpmv parser: its qwen3 grammar (thinking on by default, no turn
+        // boundaries), `<|im_end|>`, `<reserved_12..15>` and `<|reserved_12..15|>` dropped.
+        make: || {
+            let mut dropped = vec!["<|im_end|>".to_string()];
+            for n in 12..16 {
+                dropped.push(format!("<reserved_{n}>"));
+                dropped.push(format!("<|reserved_{n}|>"));
+            }
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<tool_call>".into()),
+                dropped,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "poolside_v1",
+        help: "Poolside Laguna thinking: DeepSeek-R1's <think>…</think>, the prompt scan stopping at <assistant>",
+        // vLLM's poolside_v1 is the identity (all content) unless the request sets
+        // `thinking`/`enable_thinking`; this entry is its thinking mode, so `auto` does not
+        // pick it: with no reasoning parser, the output is all content, as vLLM's default.
+        model_patterns: &[],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                starts_in_reasoning: true,
+                turn_boundaries: vec!["<assistant>".into()],
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "muse_glimmer",
+        help: "Muse Glimmer: the bodies of its to=self<|message|>…<|eom|> messages",
+        model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
+        make: || Some(muse_tags(TagVariant::MuseGlimmer)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "muse",
+        help: "Muse Spark: the bodies of its to=self (and bare) <|message|>…<|eom|> messages",
+        model_patterns: &["muse-spark", "muse_spark", "musespark"],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "musespark1x",
+        help: "Muse Spark (vLLM's second name for muse)",
+        model_patterns: &[],
+        make: || Some(muse_tags(TagVariant::Muse)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "inkling",
+        help: "Inkling: <|content_thinking|>…<|end_message|> blocks",
+        model_patterns: &["inkling"],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|content_thinking|>".into(),
+                end: "<|end_message|>".into(),
+                // For the render's prompt check only (the blocks are read by their own
+                // machine): a prompt that ends in `<|message_model|>` has not ended
+                // reasoning, as vLLM's inkling `is_reasoning_end` says.
+                starts_in_reasoning: true,
+                turn_boundaries: vec!["<|message_model|>".into()],
+                trim_reasoning_end: true,
+                variant: TagVariant::Inkling,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "holo2",
+        help: "Holo2: DeepSeek-R1's <think>…</think>",
+        model_patterns: &["holo2"],
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "olmo3",
+        help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
+        model_patterns: &["olmo-3", "olmo3"],
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hy_v4",
+        help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning",
+        model_patterns: &[],
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "mistral",
+        help: "Magistral: [THINK]…[/THINK]",
+        model_patterns: &["magistral"],
+        make: || Some(tags("[THINK]", "[/THINK]", false)),
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "ernie45",
+        help: "ERNIE 4.5 Thinking: <think>…</think>, the template writes <think>",
+        model_patterns: &["ernie-4.5", "ernie4.5", "ernie45"],
+        // vLLM's ernie45 is its base thinking parser, as deepseek_r1.
+        make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: HARMONY_REASONING,
+        help: "gpt-oss (Harmony): the analysis channel; read with the calls by one parser",
+        model_patterns: &["gpt-oss", "gpt_oss"],
+        make: || None,
+        // vLLM's gpt-oss parsers read token IDs and leave the request's setting alone (the
+        // derender keeps special tokens itself wherever a parser runs).
+        keeps_special_tokens: false,
+    },
+];
