@@ -8,20 +8,22 @@ system/developer item), the request's tools (when any is not a builtin) and
 `reasoning.effort`; each input item by `responses/harmony.py:response_input_to_harmony`;
 the tokens by `render_for_completion`. A Messages request is converted to a chat request
 (`AnthropicServingMessages.to_chat_completion_request`) and rendered as a chat, with the
-inline-system merge probed on the chat template (the fixture has none: merged).
+inline-system merge probed on the chat template (the fixture has none: merged; two more
+servers with a `--chat-template` refusing and accepting a later system message).
 
 The server is `vllm launch render` on the gpt-oss fixture (tokenizer, no chat template) with a
 gpt-oss-20b `config.json`, `VLLM_SYSTEM_START_DATE` pinned and the tiktoken file offline
 (`TIKTOKEN_ENCODINGS_BASE`); no tool server, so builtin tools add no namespace.
 
 Output: one JSON line per case, `{"id", "route", "request", "start_date", "status",
-"response"}` (`response`: vLLM's body, a GenerateRequest or an error).
+"response", "chat_template"?}` (`response`: vLLM's body, a GenerateRequest or an error;
+`chat_template`: the server's `--chat-template`).
 
 Usage (`bench-peers/vllmenv`, see `scripts/vllm_peer.py`):
     bench-peers/vllmenv/bin/python scripts/gen_harmony_items_goldens.py \
         fixtures/goldens/render_harmony/items.jsonl
 """
-import http.client, json, os, sys
+import http.client, json, os, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vllm_peer import ROOT, vllm_render  # noqa: E402
@@ -196,6 +198,17 @@ MESSAGES = {
 }
 
 
+# `--chat-template`s for the Messages inline-system probe, which asks the template even for
+# gpt-oss: one refusing a system message after the first (merged), one taking it (kept).
+TEMPLATES = {
+    "refusing": "{%- for m in messages %}{%- if m.role == 'system' and not loop.first %}"
+                "{{ raise_exception('System message must be at the beginning.') }}{%- endif %}"
+                "{{ m.role }}: {{ m.content }}\n{% endfor %}",
+    "accepting": "{%- for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}",
+}
+TEMPLATE_CASES = ["inline_system", "plain"]
+
+
 def post(path, body):
     c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=60)
     c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
@@ -219,6 +232,19 @@ def main():
                 lines.append({"id": f"{route}_{name}", "route": route, "request": req,
                               "start_date": START_DATE, "status": status, "response": resp})
                 print(f"{route}_{name}: {status}", file=sys.stderr)
+    for tag, source in TEMPLATES.items():
+        path = os.path.join(tempfile.mkdtemp(), "t.jinja")
+        with open(path, "w") as f:
+            f.write(source)
+        with vllm_render("gpt_oss", PORT, [*args, "--chat-template", path], config=CONFIG,
+                         log=f"/tmp/harmony_items_vllm_{tag}.log"):
+            for name in TEMPLATE_CASES:
+                req = {"model": MODEL, "max_tokens": 256, **MESSAGES[name]}
+                status, resp = post("/v1/messages/render", req)
+                lines.append({"id": f"messages_{tag}_template_{name}", "route": "messages",
+                              "chat_template": source, "request": req,
+                              "start_date": START_DATE, "status": status, "response": resp})
+                print(f"messages_{tag}_template_{name}: {status}", file=sys.stderr)
     with open(out_path, "w") as f:
         for line in lines:
             f.write(json.dumps(line) + "\n")

@@ -1,8 +1,9 @@
 //! gpt-oss (Harmony) `/v1/responses/render` and `/v1/messages/render` against vLLM 0.33's
 //! own render server (`scripts/gen_harmony_items_goldens.py`): vLLM builds a Responses
 //! prompt from the input items themselves (`_render_responses_with_harmony`) and a Messages
-//! one through its chat conversion. The real server on loopback renders each golden request
-//! for the gpt-oss fixture; the status, `token_ids` and every other field of the
+//! one through its chat conversion (inline system messages merged as the chat template
+//! says: none, or a `--chat-template` refusing or taking them). The real server on loopback
+//! renders each golden request for the gpt-oss fixture; the status, `token_ids` and every other field of the
 //! `GenerateRequest` must equal vLLM's (a random `request_id` only by its prefix;
 //! `sampling_params` with the keys at vLLM's defaults left out on both sides, as vLLM's
 //! serializer leaves them out); a refusal must name the same field.
@@ -23,7 +24,8 @@ fn goldens() -> Vec<Value> {
         .collect()
 }
 
-fn server(start_date: &str) -> String {
+/// The server for the gpt-oss fixture, with `chat_template` as its `--chat-template`.
+fn server(start_date: &str, chat_template: Option<&str>) -> String {
     let mut model = Model::load_dir(
         "gpt-oss",
         &fixtures().join("models/gpt_oss"),
@@ -37,6 +39,9 @@ fn server(start_date: &str) -> String {
         .start_date = Some(start_date.into());
     // vLLM served it with a gpt-oss-20b config.json (`max_position_embeddings`).
     model.max_model_len = Some(131072);
+    if let Some(t) = chat_template {
+        model.replace_chat_template(t.into(), None).unwrap();
+    }
     start_server(
         ModelRegistry::new(vec![model]).unwrap(),
         ServerConfig::default(),
@@ -92,12 +97,16 @@ fn responses_and_messages_render_as_vllm() {
         "{} goldens",
         goldens.len()
     );
-    let base = server("2026-01-15");
+    let mut servers = std::collections::HashMap::new();
     let client = client();
     let mut failures = Vec::new();
     for g in &goldens {
         assert_eq!(g["start_date"], "2026-01-15");
         let id = g["id"].as_str().unwrap();
+        let template = g["chat_template"].as_str();
+        let base = servers
+            .entry(template)
+            .or_insert_with(|| server("2026-01-15", template));
         let path = match g["route"].as_str().unwrap() {
             "responses" => "/v1/responses/render",
             _ => "/v1/messages/render",

@@ -10,7 +10,7 @@
 //! * what `thinking: {"type": "disabled"}` becomes: `reasoning_effort: "none"`, unless the
 //!   template renders `none` like a thinking effort (or fails on it), where it is `low`.
 
-use super::chat::render_chat_prompt;
+use super::chat::{render_chat_prompt, render_template};
 use super::RenderOptions;
 use crate::error::RequestError;
 use crate::model::Model;
@@ -39,10 +39,21 @@ pub fn messages_to_chat_map(
     to_chat(body, &settings(model, opts))
 }
 
-/// The model's probed settings (cached per model).
+/// The model's probed settings (cached per model and chat template).
 fn settings(model: &Model, opts: &RenderOptions) -> MessagesSettings {
     static CACHE: OnceLock<Mutex<HashMap<String, MessagesSettings>>> = OnceLock::new();
-    let key = format!("{}\0{}", model.name, model.source);
+    // The template is part of the key: what is probed is the template, and servers in one
+    // process (tests, a reload) may serve one model name with different templates.
+    let mut template = blake3::Hasher::new();
+    for source in model.templates.sources() {
+        template.update(source.as_bytes()).update(b"\0");
+    }
+    let key = format!(
+        "{}\0{}\0{}",
+        model.name,
+        model.source,
+        template.finalize().to_hex()
+    );
     let cache = CACHE.get_or_init(Default::default);
     if let Some(s) = cache.lock().ok().and_then(|c| c.get(&key).copied()) {
         return s;
@@ -66,16 +77,23 @@ fn probe(model: &Model, opts: &RenderOptions, chat: Value) -> Option<Vec<u32>> {
 }
 
 fn refuses_inline_system(model: &Model, opts: &RenderOptions) -> bool {
-    if model.harmony.is_some() {
-        // vLLM probes the chat template, not Harmony (`_should_merge_inline_system`), and
-        // merges when there is none. A gpt-oss template is taken as accepting them.
-        return model.templates.is_empty();
+    // For gpt-oss too, vLLM probes the chat template, not Harmony
+    // (`_should_merge_inline_system`), and merges when there is none.
+    let harmony = model.harmony.is_some();
+    if harmony && model.templates.is_empty() {
+        return true;
     }
     let messages = json!([
         {"role": "system", "content": "t"}, {"role": "user", "content": "t"},
         {"role": "system", "content": "t"}, {"role": "user", "content": "t"}]);
     [Value::Null, json!([])].into_iter().any(|tools| {
         let chat = json!({"messages": messages, "tools": tools, "add_generation_prompt": false});
+        if harmony {
+            return serde_json::from_value::<ChatRequest>(chat).map_or(true, |req| {
+                let t0 = std::time::Instant::now();
+                render_template(model, &req, opts, None, t0).is_err()
+            });
+        }
         probe(model, opts, chat).is_none()
     })
 }

@@ -178,6 +178,19 @@ fn render_plain(
     if let Some(harmony) = &model.harmony {
         return super::harmony::render_prompt(model, harmony, req);
     }
+    render_template(model, req, opts, media, t0)
+}
+
+/// The chat template's rendering of the request, for a Harmony model too (vLLM's
+/// Messages probe asks its template, `_should_merge_inline_system`). `t0`: when the render
+/// began.
+pub(super) fn render_template(
+    model: &Model,
+    req: &ChatRequest,
+    opts: &RenderOptions,
+    media: Option<&FetchedMedia>,
+    t0: Instant,
+) -> Result<ChatRendered, RequestError> {
     let mut kwargs = req.chat_template_kwargs.clone().unwrap_or_default();
     if let Some(k) = RESERVED_KWARGS.iter().find(|k| kwargs.contains_key(**k)) {
         return Err(RequestError::invalid(
