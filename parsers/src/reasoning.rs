@@ -105,6 +105,15 @@ pub enum TagVariant {
     /// granite_thinking.py`) reads it: the rules above, and the content's leading newlines
     /// are dropped (its template writes `\n</think>\n`).
     GraniteThinking,
+    /// MiniMax-M2's `minimax_m2_append_think`, as vLLM's `MiniMaxM2AppendThinkReasoningParser`
+    /// writes it: nothing is reasoning; the content is the output with the start tag (which
+    /// the template wrote) in front of it, so a client gets `<think>…</think>answer` back
+    /// whole.
+    AppendThink,
+    /// Granite 3.2/3.3, as vLLM's `GraniteReasoningParser` reads its phrases: the start and
+    /// end tags each have a second spelling with `Here's` for `Here is` (`Here's my thought
+    /// process:`, `Here's my response:`); either spelling of either phrase counts.
+    Granite,
 }
 
 impl TagVariant {
@@ -115,6 +124,15 @@ impl TagVariant {
 
 /// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
 const THOUGHT_PREFIX: &str = "thought\n";
+
+/// Granite's second spelling of a phrase tag: `Here's` for a leading `Here is`.
+fn granite_spellings(tag: &str) -> [String; 2] {
+    let short = match tag.strip_prefix("Here is") {
+        Some(rest) => format!("Here's{rest}"),
+        None => tag.to_string(),
+    };
+    [tag.to_string(), short]
+}
 
 impl TagSpec {
     /// vLLM's `is_reasoning_end` on a rendered prompt: whether generation starts after
@@ -255,6 +273,20 @@ impl TagReasoningParser {
                         return;
                     } else {
                         self.mode = Mode::Content;
+                    }
+                }
+                Mode::Start if self.spec.variant == TagVariant::AppendThink => {
+                    out.content.push_str(&self.spec.start);
+                    self.mode = Mode::Content;
+                }
+                Mode::Start if self.spec.variant == TagVariant::Granite => {
+                    if !self.granite_start() {
+                        return;
+                    }
+                }
+                Mode::Reasoning if self.spec.variant == TagVariant::Granite => {
+                    if !self.granite_reasoning(out) {
+                        return;
                     }
                 }
                 Mode::Start if self.spec.variant == TagVariant::MinimaxM3 => {
@@ -445,6 +477,49 @@ impl TagReasoningParser {
         false
     }
 
+    /// Granite before its reasoning: either spelling of the start phrase opens it, only at
+    /// the very start of the output (as vLLM's stream reads it: not even whitespace before
+    /// it); anything else makes the output content. `false` while undecided.
+    fn granite_start(&mut self) -> bool {
+        let starts = granite_spellings(&self.spec.start);
+        let held = self.held.as_str();
+        if let Some(rest) = starts.iter().find_map(|s| held.strip_prefix(s.as_str())) {
+            self.held = rest.to_string();
+            self.mode = Mode::Reasoning;
+            return true;
+        }
+        if starts.iter().any(|s| s.starts_with(held)) {
+            return false;
+        }
+        self.mode = Mode::Content;
+        true
+    }
+
+    /// Granite in reasoning: the first end phrase, in either spelling, ends it. `false` when
+    /// all that can be sent is sent.
+    fn granite_reasoning(&mut self, out: &mut Split) -> bool {
+        let ends = granite_spellings(&self.spec.end);
+        let found = ends
+            .iter()
+            .filter_map(|e| self.held.find(e.as_str()).map(|at| (at, e.len())))
+            .min();
+        if let Some((at, len)) = found {
+            out.reasoning.push_str(&self.held[..at]);
+            self.held.drain(..at + len);
+            self.mode = Mode::Content;
+            return true;
+        }
+        let keep = ends
+            .iter()
+            .map(|e| partial_suffix(&self.held, e))
+            .max()
+            .unwrap_or(0);
+        let emit = self.held.len() - keep;
+        out.reasoning.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
+
     /// Gemma 4 content: a start tag opens reasoning, an end tag is dropped. `false` when
     /// all that can be sent is sent.
     fn gemma4_content(&mut self, out: &mut Split) -> bool {
@@ -566,6 +641,10 @@ impl TagReasoningParser {
         let rest = self.drop_markers("", true);
         if !rest.is_empty() {
             self.held.push_str(&rest);
+            self.step(out);
+        }
+        if self.spec.variant == TagVariant::AppendThink && self.mode == Mode::Start {
+            // No output at all: the start tag alone, as vLLM's one-shot.
             self.step(out);
         }
         if self.spec.variant == TagVariant::Gemma4

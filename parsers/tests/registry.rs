@@ -117,6 +117,12 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("inkling-base"), Some("inkling"));
     assert_eq!(reasoning("inclusionAI/Ling-3-flash"), Some("ling3"));
     assert_eq!(
+        reasoning("ibm-granite/granite-3.3-8b-instruct"),
+        Some("granite")
+    );
+    assert_eq!(reasoning("ibm-granite/granite-3.1-8b-instruct"), None);
+    assert_eq!(reasoning("MiniMaxAI/MiniMax-M2"), Some("minimax_m2"));
+    assert_eq!(
         reasoning("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B"),
         Some("nemotron_v3")
     );

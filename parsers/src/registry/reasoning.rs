@@ -132,6 +132,23 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "granite",
+        help: "Granite 3.2/3.3: Here is (Here's) my thought process: … Here is (Here's) my response:",
+        model_patterns: &["granite-3.2", "granite-3.3"],
+        // vLLM's GraniteReasoningParser: phrases, not tokens. As its stream, the thought
+        // phrase opens reasoning only at the start of the output, and reasoning never closed
+        // stays reasoning.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "Here is my thought process:".into(),
+                end: "Here is my response:".into(),
+                variant: TagVariant::Granite,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
@@ -264,6 +281,22 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["command-a-reasoning"],
         make: || Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "minimax_m2_append_think",
+        help: "MiniMax-M2, reasoning left in the content: <think> written in front of the output",
+        // An alternative to minimax_m2 that a deployment asks for by name (before it: a
+        // name that holds another's pattern must come first).
+        model_patterns: &[],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                variant: TagVariant::AppendThink,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "minimax_m2",
