@@ -114,6 +114,10 @@ pub enum TagVariant {
     /// end tags each have a second spelling with `Here's` for `Here is` (`Here's my thought
     /// process:`, `Here's my response:`); either spelling of either phrase counts.
     Granite,
+    /// vLLM's `IdentityReasoningParser`, which deepseek_v3 and hy_v3 run unless the request
+    /// turns thinking on: nothing is reasoning, the output is all content, and a prompt
+    /// always reads as having ended reasoning. The tags are empty.
+    Identity,
 }
 
 impl TagVariant {
@@ -150,6 +154,9 @@ impl TagSpec {
         thinking: bool,
         id: impl Fn(&str) -> Option<u32>,
     ) -> bool {
+        if self.variant == TagVariant::Identity {
+            return true;
+        }
         let start = id(&self.start);
         let end = id(&self.end);
         if self.turn_boundaries.is_empty() {
@@ -274,6 +281,9 @@ impl TagReasoningParser {
                     } else {
                         self.mode = Mode::Content;
                     }
+                }
+                Mode::Start if self.spec.variant == TagVariant::Identity => {
+                    self.mode = Mode::Content;
                 }
                 Mode::Start if self.spec.variant == TagVariant::AppendThink => {
                     out.content.push_str(&self.spec.start);

@@ -12,6 +12,14 @@ pub(super) fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReas
     })
 }
 
+/// vLLM's identity parser: all content, the prompt always past reasoning.
+fn identity() -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        variant: TagVariant::Identity,
+        ..TagSpec::default()
+    })
+}
+
 /// vLLM's qwen3 parser engine with one family's tags: output starts in reasoning (thinking
 /// on), a start tag inside it is dropped, `implicit_end` also ends it, and the prompt scan
 /// stops at the turn boundaries.
@@ -313,6 +321,17 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "deepseek_v3",
+        help: "DeepSeek-V3: no split (vLLM's identity, unless thinking is on: then deepseek_r1's)",
+        // vLLM's DeepSeekV3ReasoningParser is deepseek_r1's when the request's
+        // `chat_template_kwargs` sets `thinking` or `enable_thinking`, else the identity;
+        // llm-render's registry cannot switch it on per request, so this is its default
+        // (`--reasoning-parser deepseek_r1` is the thinking mode). `auto` does not pick it.
+        model_patterns: &[],
+        make: || Some(identity()),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
@@ -448,6 +467,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
         model_patterns: &["olmo-3", "olmo3"],
         make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "hy_v3",
+        help: "Hunyuan v3: no split (vLLM's identity, unless reasoning_effort asks for <think>…</think>)",
+        // vLLM's HYV3ReasoningParser is the identity unless `reasoning_effort` (in the
+        // request's `chat_template_kwargs`) is other than `no_think`; llm-render's registry
+        // cannot switch it on per request, so this is its default. `auto` does not pick it.
+        model_patterns: &[],
+        make: || Some(identity()),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
