@@ -118,6 +118,10 @@ pub enum TagVariant {
     /// turns thinking on: nothing is reasoning, the output is all content, and a prompt
     /// always reads as having ended reasoning. The tags are empty.
     Identity,
+    /// PLaMo 3, as vLLM's plamo3 parser engine reads its markers: the rules above, and a
+    /// start marker in the content opens reasoning again; a marker cut off at the end of
+    /// the reasoning is dropped (not one in the content).
+    Plamo3,
 }
 
 impl TagVariant {
@@ -400,19 +404,32 @@ impl TagReasoningParser {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
                     // engine drops it ("absorb duplicate </think>") and its deepseek_r1
                     // stream; so is the spec's `content_drop` marker.
+                    // PLaMo 3: a start tag in the content opens reasoning again.
+                    let reopen = (self.spec.variant == TagVariant::Plamo3)
+                        .then_some(self.spec.start.as_str());
                     loop {
                         let first = self
                             .drops_in_content()
-                            .filter_map(|m| self.held.find(m).map(|at| (at, m.len())))
-                            .min();
-                        let Some((at, len)) = first else {
+                            .chain(reopen)
+                            .filter_map(|m| self.held.find(m).map(|at| (at, m)))
+                            .min_by_key(|&(at, _)| at);
+                        let Some((at, m)) = first else {
                             break;
                         };
+                        let (len, opens) = (m.len(), Some(m) == reopen);
                         out.content.push_str(&self.held[..at]);
                         self.held.drain(..at + len);
+                        if opens {
+                            self.mode = Mode::Reasoning;
+                            break;
+                        }
+                    }
+                    if self.mode == Mode::Reasoning {
+                        continue;
                     }
                     let keep = self
                         .drops_in_content()
+                        .chain(reopen)
                         .map(|m| partial_suffix(&self.held, m))
                         .max()
                         .unwrap_or(0);
@@ -663,6 +680,20 @@ impl TagReasoningParser {
             && self.held == THOUGHT_PREFIX.trim_end()
         {
             self.held.clear();
+        }
+        if self.spec.variant == TagVariant::Plamo3 && self.mode == Mode::Reasoning {
+            // A marker cut off at the end of the reasoning is dropped, as vLLM's plamo3
+            // strips an unfinished marker.
+            let held = self.held.as_str();
+            let markers = [self.spec.start.as_str(), self.spec.end.as_str()];
+            let cut_off = !held.is_empty()
+                && markers
+                    .into_iter()
+                    .chain(self.implicit_ends())
+                    .any(|m| m.len() > held.len() && m.starts_with(held));
+            if cut_off {
+                self.held.clear();
+            }
         }
         match self.mode {
             Mode::Start | Mode::Content => out.content.push_str(&self.held),

@@ -140,6 +140,7 @@ fn auto_picks_the_family_of_the_model_name() {
     // not by name.
     assert_eq!(reasoning("deepseek-ai/DeepSeek-V3"), None);
     assert_eq!(reasoning("tencent/Hy3-preview"), None);
+    assert_eq!(reasoning("pfnet/plamo-3-8b"), Some("plamo3"));
 }
 
 #[test]

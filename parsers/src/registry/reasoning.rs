@@ -470,6 +470,28 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: false,
     },
     ReasoningEntry {
+        name: "plamo3",
+        help: "PLaMo 3: <|plamo:begin_think:plamo|>…<|plamo:end_think:plamo|>, output starts in reasoning; the tool block and <|plamo:tag|> also end it",
+        model_patterns: &["plamo-3", "plamo3"],
+        // vLLM's plamo3 parser engine with thinking on (its default; `enable_thinking: false`
+        // turns it off). The markers are several tokens each, so the prompt scan sees only
+        // `<|plamo:tag|>`, where it stops.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|plamo:begin_think:plamo|>".into(),
+                end: "<|plamo:end_think:plamo|>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<|plamo:begin_tool_requests:plamo|>".into()),
+                more_implicit_ends: vec!["<|plamo:tag|>".into()],
+                content_drop: Some("<|plamo:tag|>".into()),
+                turn_boundaries: vec!["<|plamo:tag|>".into()],
+                variant: TagVariant::Plamo3,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
         name: "hy_v3",
         help: "Hunyuan v3: no split (vLLM's identity, unless reasoning_effort asks for <think>…</think>)",
         // vLLM's HYV3ReasoningParser is the identity unless `reasoning_effort` (in the
