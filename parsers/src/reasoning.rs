@@ -105,6 +105,23 @@ pub enum TagVariant {
     /// granite_thinking.py`) reads it: the rules above, and the content's leading newlines
     /// are dropped (its template writes `\n</think>\n`).
     GraniteThinking,
+    /// MiniMax-M2's `minimax_m2_append_think`, as vLLM's `MiniMaxM2AppendThinkReasoningParser`
+    /// writes it: nothing is reasoning; the content is the output with the start tag (which
+    /// the template wrote) in front of it, so a client gets `<think>…</think>answer` back
+    /// whole.
+    AppendThink,
+    /// Granite 3.2/3.3, as vLLM's `GraniteReasoningParser` reads its phrases: the start and
+    /// end tags each have a second spelling with `Here's` for `Here is` (`Here's my thought
+    /// process:`, `Here's my response:`); either spelling of either phrase counts.
+    Granite,
+    /// vLLM's `IdentityReasoningParser`, which deepseek_v3 and hy_v3 run unless the request
+    /// turns thinking on: nothing is reasoning, the output is all content, and a prompt
+    /// always reads as having ended reasoning. The tags are empty.
+    Identity,
+    /// PLaMo 3, as vLLM's plamo3 parser engine reads its markers: the rules above, and a
+    /// start marker in the content opens reasoning again; a marker cut off at the end of
+    /// the reasoning is dropped (not one in the content).
+    Plamo3,
 }
 
 impl TagVariant {
@@ -115,6 +132,15 @@ impl TagVariant {
 
 /// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
 const THOUGHT_PREFIX: &str = "thought\n";
+
+/// Granite's second spelling of a phrase tag: `Here's` for a leading `Here is`.
+fn granite_spellings(tag: &str) -> [String; 2] {
+    let short = match tag.strip_prefix("Here is") {
+        Some(rest) => format!("Here's{rest}"),
+        None => tag.to_string(),
+    };
+    [tag.to_string(), short]
+}
 
 impl TagSpec {
     /// vLLM's `is_reasoning_end` on a rendered prompt: whether generation starts after
@@ -132,6 +158,9 @@ impl TagSpec {
         thinking: bool,
         id: impl Fn(&str) -> Option<u32>,
     ) -> bool {
+        if self.variant == TagVariant::Identity {
+            return true;
+        }
         let start = id(&self.start);
         let end = id(&self.end);
         if self.turn_boundaries.is_empty() {
@@ -257,6 +286,23 @@ impl TagReasoningParser {
                         self.mode = Mode::Content;
                     }
                 }
+                Mode::Start if self.spec.variant == TagVariant::Identity => {
+                    self.mode = Mode::Content;
+                }
+                Mode::Start if self.spec.variant == TagVariant::AppendThink => {
+                    out.content.push_str(&self.spec.start);
+                    self.mode = Mode::Content;
+                }
+                Mode::Start if self.spec.variant == TagVariant::Granite => {
+                    if !self.granite_start() {
+                        return;
+                    }
+                }
+                Mode::Reasoning if self.spec.variant == TagVariant::Granite => {
+                    if !self.granite_reasoning(out) {
+                        return;
+                    }
+                }
                 Mode::Start if self.spec.variant == TagVariant::MinimaxM3 => {
                     if !self.minimax_m3_start(out) {
                         return;
@@ -358,19 +404,32 @@ impl TagReasoningParser {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
                     // engine drops it ("absorb duplicate </think>") and its deepseek_r1
                     // stream; so is the spec's `content_drop` marker.
+                    // PLaMo 3: a start tag in the content opens reasoning again.
+                    let reopen = (self.spec.variant == TagVariant::Plamo3)
+                        .then_some(self.spec.start.as_str());
                     loop {
                         let first = self
                             .drops_in_content()
-                            .filter_map(|m| self.held.find(m).map(|at| (at, m.len())))
-                            .min();
-                        let Some((at, len)) = first else {
+                            .chain(reopen)
+                            .filter_map(|m| self.held.find(m).map(|at| (at, m)))
+                            .min_by_key(|&(at, _)| at);
+                        let Some((at, m)) = first else {
                             break;
                         };
+                        let (len, opens) = (m.len(), Some(m) == reopen);
                         out.content.push_str(&self.held[..at]);
                         self.held.drain(..at + len);
+                        if opens {
+                            self.mode = Mode::Reasoning;
+                            break;
+                        }
+                    }
+                    if self.mode == Mode::Reasoning {
+                        continue;
                     }
                     let keep = self
                         .drops_in_content()
+                        .chain(reopen)
                         .map(|m| partial_suffix(&self.held, m))
                         .max()
                         .unwrap_or(0);
@@ -441,6 +500,49 @@ impl TagReasoningParser {
         }
         let emit = self.held.len() - partial_suffix(&self.held, start);
         out.content.push_str(&self.held[..emit]);
+        self.held.drain(..emit);
+        false
+    }
+
+    /// Granite before its reasoning: either spelling of the start phrase opens it, only at
+    /// the very start of the output (as vLLM's stream reads it: not even whitespace before
+    /// it); anything else makes the output content. `false` while undecided.
+    fn granite_start(&mut self) -> bool {
+        let starts = granite_spellings(&self.spec.start);
+        let held = self.held.as_str();
+        if let Some(rest) = starts.iter().find_map(|s| held.strip_prefix(s.as_str())) {
+            self.held = rest.to_string();
+            self.mode = Mode::Reasoning;
+            return true;
+        }
+        if starts.iter().any(|s| s.starts_with(held)) {
+            return false;
+        }
+        self.mode = Mode::Content;
+        true
+    }
+
+    /// Granite in reasoning: the first end phrase, in either spelling, ends it. `false` when
+    /// all that can be sent is sent.
+    fn granite_reasoning(&mut self, out: &mut Split) -> bool {
+        let ends = granite_spellings(&self.spec.end);
+        let found = ends
+            .iter()
+            .filter_map(|e| self.held.find(e.as_str()).map(|at| (at, e.len())))
+            .min();
+        if let Some((at, len)) = found {
+            out.reasoning.push_str(&self.held[..at]);
+            self.held.drain(..at + len);
+            self.mode = Mode::Content;
+            return true;
+        }
+        let keep = ends
+            .iter()
+            .map(|e| partial_suffix(&self.held, e))
+            .max()
+            .unwrap_or(0);
+        let emit = self.held.len() - keep;
+        out.reasoning.push_str(&self.held[..emit]);
         self.held.drain(..emit);
         false
     }
@@ -568,12 +670,30 @@ impl TagReasoningParser {
             self.held.push_str(&rest);
             self.step(out);
         }
+        if self.spec.variant == TagVariant::AppendThink && self.mode == Mode::Start {
+            // No output at all: the start tag alone, as vLLM's one-shot.
+            self.step(out);
+        }
         if self.spec.variant == TagVariant::Gemma4
             && self.mode == Mode::Reasoning
             && !self.prefix_done
             && self.held == THOUGHT_PREFIX.trim_end()
         {
             self.held.clear();
+        }
+        if self.spec.variant == TagVariant::Plamo3 && self.mode == Mode::Reasoning {
+            // A marker cut off at the end of the reasoning is dropped, as vLLM's plamo3
+            // strips an unfinished marker.
+            let held = self.held.as_str();
+            let markers = [self.spec.start.as_str(), self.spec.end.as_str()];
+            let cut_off = !held.is_empty()
+                && markers
+                    .into_iter()
+                    .chain(self.implicit_ends())
+                    .any(|m| m.len() > held.len() && m.starts_with(held));
+            if cut_off {
+                self.held.clear();
+            }
         }
         match self.mode {
             Mode::Start | Mode::Content => out.content.push_str(&self.held),

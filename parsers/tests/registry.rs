@@ -117,6 +117,12 @@ fn auto_picks_the_family_of_the_model_name() {
     assert_eq!(reasoning("inkling-base"), Some("inkling"));
     assert_eq!(reasoning("inclusionAI/Ling-3-flash"), Some("ling3"));
     assert_eq!(
+        reasoning("ibm-granite/granite-3.3-8b-instruct"),
+        Some("granite")
+    );
+    assert_eq!(reasoning("ibm-granite/granite-3.1-8b-instruct"), None);
+    assert_eq!(reasoning("MiniMaxAI/MiniMax-M2"), Some("minimax_m2"));
+    assert_eq!(
         reasoning("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B"),
         Some("nemotron_v3")
     );
@@ -130,6 +136,27 @@ fn auto_picks_the_family_of_the_model_name() {
         reasoning("deepseek-ai/DeepSeek-V4-Flash"),
         Some("deepseek_v4")
     );
+    // deepseek_v3's and hy_v3's are vLLM's identity unless the request turns thinking on:
+    // not by name.
+    assert_eq!(reasoning("deepseek-ai/DeepSeek-V3"), None);
+    assert_eq!(reasoning("tencent/Hy3-preview"), None);
+    assert_eq!(reasoning("pfnet/plamo-3-8b"), Some("plamo3"));
+}
+
+#[test]
+fn identity_entries_read_every_prompt_as_past_reasoning() {
+    for name in ["deepseek_v3", "hy_v3"] {
+        let p = reasoning_parser(name).expect(name);
+        // vLLM's IdentityReasoningParser.is_reasoning_end: always true.
+        assert!(
+            p.spec().prompt_ends_reasoning(&[], true, |_| Some(7)),
+            "{name}"
+        );
+        assert!(
+            p.spec().prompt_ends_reasoning(&[7], false, |_| Some(7)),
+            "{name}"
+        );
+    }
 }
 
 #[test]

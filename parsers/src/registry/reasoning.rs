@@ -12,6 +12,14 @@ pub(super) fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReas
     })
 }
 
+/// vLLM's identity parser: all content, the prompt always past reasoning.
+fn identity() -> TagReasoningParser {
+    TagReasoningParser::new(TagSpec {
+        variant: TagVariant::Identity,
+        ..TagSpec::default()
+    })
+}
+
 /// vLLM's qwen3 parser engine with one family's tags: output starts in reasoning (thinking
 /// on), a start tag inside it is dropped, `implicit_end` also ends it, and the prompt scan
 /// stops at the turn boundaries.
@@ -130,6 +138,23 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             }))
         },
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "granite",
+        help: "Granite 3.2/3.3: Here is (Here's) my thought process: … Here is (Here's) my response:",
+        model_patterns: &["granite-3.2", "granite-3.3"],
+        // vLLM's GraniteReasoningParser: phrases, not tokens. As its stream, the thought
+        // phrase opens reasoning only at the start of the output, and reasoning never closed
+        // stays reasoning.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "Here is my thought process:".into(),
+                end: "Here is my response:".into(),
+                variant: TagVariant::Granite,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "glm47",
@@ -266,6 +291,22 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
     ReasoningEntry {
+        name: "minimax_m2_append_think",
+        help: "MiniMax-M2, reasoning left in the content: <think> written in front of the output",
+        // An alternative to minimax_m2 that a deployment asks for by name (before it: a
+        // name that holds another's pattern must come first).
+        model_patterns: &[],
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<think>".into(),
+                end: "</think>".into(),
+                variant: TagVariant::AppendThink,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
         name: "minimax_m2",
         help: "MiniMax-M2: <think>…</think>; <minimax:tool_call> also ends it",
         model_patterns: &["minimax-m2", "minimax_m2"],
@@ -278,6 +319,17 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["deepseek-v4.1", "deepseek_v41"],
         make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
         keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "deepseek_v3",
+        help: "DeepSeek-V3: no split (vLLM's identity, unless thinking is on: then deepseek_r1's)",
+        // vLLM's DeepSeekV3ReasoningParser is deepseek_r1's when the request's
+        // `chat_template_kwargs` sets `thinking` or `enable_thinking`, else the identity;
+        // llm-render's registry cannot switch it on per request, so this is its default
+        // (`--reasoning-parser deepseek_r1` is the thinking mode). `auto` does not pick it.
+        model_patterns: &[],
+        make: || Some(identity()),
+        keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "deepseek_v4",
@@ -415,6 +467,38 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
         model_patterns: &["olmo-3", "olmo3"],
         make: || Some(tags("<think>", "</think>", true)),
+        keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: "plamo3",
+        help: "PLaMo 3: <|plamo:begin_think:plamo|>…<|plamo:end_think:plamo|>, output starts in reasoning; the tool block and <|plamo:tag|> also end it",
+        model_patterns: &["plamo-3", "plamo3"],
+        // vLLM's plamo3 parser engine with thinking on (its default; `enable_thinking: false`
+        // turns it off). The markers are several tokens each, so the prompt scan sees only
+        // `<|plamo:tag|>`, where it stops.
+        make: || {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "<|plamo:begin_think:plamo|>".into(),
+                end: "<|plamo:end_think:plamo|>".into(),
+                starts_in_reasoning: true,
+                implicit_end: Some("<|plamo:begin_tool_requests:plamo|>".into()),
+                more_implicit_ends: vec!["<|plamo:tag|>".into()],
+                content_drop: Some("<|plamo:tag|>".into()),
+                turn_boundaries: vec!["<|plamo:tag|>".into()],
+                variant: TagVariant::Plamo3,
+                ..TagSpec::default()
+            }))
+        },
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: "hy_v3",
+        help: "Hunyuan v3: no split (vLLM's identity, unless reasoning_effort asks for <think>…</think>)",
+        // vLLM's HYV3ReasoningParser is the identity unless `reasoning_effort` (in the
+        // request's `chat_template_kwargs`) is other than `no_think`; llm-render's registry
+        // cannot switch it on per request, so this is its default. `auto` does not pick it.
+        model_patterns: &[],
+        make: || Some(identity()),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
