@@ -26,6 +26,7 @@ mod cohere;
 mod dots;
 mod engine_content;
 mod forced;
+mod forced_list;
 mod gemma;
 mod hy_types;
 mod hy_v4;
