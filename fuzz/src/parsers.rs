@@ -1,10 +1,13 @@
 //! `parsers`: model output into each output parser. The input is `tool:NAME`,
-//! `reasoning:NAME` or `harmony`, a newline, then the text (NAME: a vLLM parser name from
-//! the registry; an unknown one is skipped). The text is parsed one-shot, one character at
+//! `reasoning:NAME`, `harmony`, or `forced:required` / `forced:named` (the reader of output a
+//! `tool_choice` schema forced: a `[{"name", "parameters"}]` list, or one named tool's
+//! arguments), a newline, then the text (NAME: a vLLM parser name from the registry; an
+//! unknown one is skipped). The text is parsed one-shot, one character at
 //! a time and in pieces of mixed sizes: none may panic, and every chunking must give the
 //! one-shot result (content, reasoning and the folded tool calls), the property the
 //! parsers crate promises.
 
+use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
     reasoning_parser, tool_parser, HarmonyParser, Parsed, ReasoningParser, Split, ToolParser,
     ToolSchemas,
@@ -75,6 +78,20 @@ fn tools(name: &str, chunks: &[&str]) -> Option<Outcome> {
     Some(outcome(out, String::new()))
 }
 
+fn forced(which: &str, chunks: &[&str]) -> Option<Outcome> {
+    let mut p = match which {
+        "required" => ForcedCallParser::required(),
+        "named" => ForcedCallParser::named("get_weather"),
+        _ => return None,
+    };
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut out);
+    }
+    p.finish(&mut out);
+    Some(outcome(out, String::new()))
+}
+
 fn reasoning(name: &str, chunks: &[&str]) -> Option<Outcome> {
     let mut p = reasoning_parser(name)?;
     let mut out = Split::default();
@@ -112,7 +129,8 @@ fn outcome(out: Parsed, reasoning: String) -> Outcome {
     }
 }
 
-/// The input for `text` through `parser` (`tool:NAME`, `reasoning:NAME` or `harmony`).
+/// The input for `text` through `parser` (`tool:NAME`, `reasoning:NAME`, `harmony`,
+/// `forced:required` or `forced:named`).
 pub fn input(parser: &str, text: &str) -> Vec<u8> {
     format!("{parser}\n{text}").into_bytes()
 }
@@ -127,6 +145,7 @@ pub fn run(data: &[u8]) {
     let parse = |chunks: &[&str]| match parser.split_once(':') {
         Some(("tool", name)) => tools(name, chunks),
         Some(("reasoning", name)) => reasoning(name, chunks),
+        Some(("forced", which)) => forced(which, chunks),
         None if parser == "harmony" => Some(harmony(chunks)),
         _ => None,
     };

@@ -302,6 +302,16 @@ fn parser_seeds() -> Vec<(String, Vec<u8>)> {
             out.push(("harmony".into(), parsers::input("harmony", text)));
         }
     }
+    for g in jsonl(&dir.join("forced_stream.jsonl")) {
+        if let Some(text) = g["text"].as_str() {
+            let which = if g["tool_choice"] == "required" {
+                "forced:required"
+            } else {
+                "forced:named"
+            };
+            out.push((which.into(), parsers::input(which, text)));
+        }
+    }
     out
 }
 
