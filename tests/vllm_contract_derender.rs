@@ -613,3 +613,70 @@ fn v_a_named_parser_needs_chat_request_and_a_stream_its_prompt() {
     let (code, _) = post(CHAT, &json!({"model": "qwen3", "generate_response": out}));
     assert_eq!(code, 200);
 }
+
+/// vLLM builds a reasoning parser per request from the request's effective template kwargs
+/// (`_resolve_chat_template_kwargs`): deepseek_v3's is deepseek_r1's when they set
+/// `thinking` or `enable_thinking` (which a `reasoning_effort` other than `none` sets), else
+/// the identity. The derender reads the switch off `chat_request`, the render's
+/// `reasoning_ended` off the request it renders.
+#[test]
+fn v_deepseek_v3_thinks_when_the_request_asks() {
+    let config = ServerConfig {
+        derender: DerenderConfig {
+            reasoning_parser: "deepseek_v3".into(),
+            tool_call_parser: "none".into(),
+            ..Default::default()
+        },
+        render: llm_render::render::RenderOptions {
+            reasoning_parser: "deepseek_v3".into(),
+            tool_call_parser: "none".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let base = start_server(golden_registry(), config);
+    let send = |path: &str, body: Value| {
+        let r = client()
+            .post(format!("{base}{path}"))
+            .json(&body)
+            .send()
+            .unwrap();
+        let code = r.status().as_u16();
+        let body = r.json::<Value>().unwrap();
+        assert_eq!(code, 200, "{body}");
+        body
+    };
+    let out = generate_response(json!(ids("<think>plan</think>answer")));
+    let messages = json!([{"role": "user", "content": "Hi"}]);
+    for (extra, thinks) in [
+        (json!({}), false),
+        (json!({"chat_template_kwargs": {"thinking": true}}), true),
+        (
+            json!({"chat_template_kwargs": {"enable_thinking": true}}),
+            true,
+        ),
+        (json!({"reasoning_effort": "high"}), true),
+        (json!({"chat_template_kwargs": {"thinking": false}}), false),
+    ] {
+        let mut request = json!({"model": "qwen3", "messages": messages});
+        for (k, v) in extra.as_object().unwrap() {
+            request[k] = v.clone();
+        }
+        let body = send(
+            CHAT,
+            json!({"model": "qwen3", "generate_response": out, "chat_request": request}),
+        );
+        let message = &body["choices"][0]["message"];
+        let (reasoning, content) = if thinks {
+            (json!("plan"), json!("answer"))
+        } else {
+            (Value::Null, json!("<think>plan</think>answer"))
+        };
+        assert_eq!(message["reasoning"], reasoning, "{extra}: {body}");
+        assert_eq!(message["content"], content, "{extra}: {body}");
+        // The render: the identity says a prompt has always ended reasoning; deepseek_r1's
+        // scan finds no end tag in this prompt.
+        let rendered = send("/v1/chat/completions/render", request);
+        assert_eq!(rendered["reasoning_ended"], !thinks, "{extra}: {rendered}");
+    }
+}

@@ -20,9 +20,9 @@ pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
 pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
-    keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, tool_parser,
-    tool_parser_for_model, AnyToolParser, ReasoningEntry, ToolEntry, HARMONY_REASONING,
-    HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, reasoning_parser_with,
+    tool_parser, tool_parser_for_model, AnyToolParser, ParserSettings, ReasoningEntry, ToolEntry,
+    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use llm_render_parsers::{
-    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolCall, ToolParser,
-    ToolSchemas,
+    reasoning_parser_with, tool_parser, Parsed, ParserSettings, ReasoningParser, Split, ToolCall,
+    ToolParser, ToolSchemas,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -84,9 +84,10 @@ pub fn tools_json(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> 
     json!({"content": out.content, "calls": calls})
 }
 
-/// A reasoning parser's result over `chunks`: `{"content", "reasoning"}`.
-pub fn reasoning_json(parser: &str, chunks: &[&str]) -> Value {
-    let Some(mut p) = reasoning_parser(parser) else {
+/// A reasoning parser's result over `chunks`, built for a request with `settings`:
+/// `{"content", "reasoning"}`.
+pub fn reasoning_json(parser: &str, settings: &ParserSettings, chunks: &[&str]) -> Value {
+    let Some(mut p) = reasoning_parser_with(parser, settings) else {
         panic!("no reasoning parser {parser}");
     };
     let mut out = Split::default();

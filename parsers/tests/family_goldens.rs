@@ -5,6 +5,10 @@
 //! A family vLLM runs only as one unified parser (`"kind": "parser"`, cohere_command) is
 //! checked as the derender chains ours: its reasoning parser, then its tool parser.
 //!
+//! A reasoning case may carry the constructor kwargs vLLM's parser ran with
+//! (`parser_kwargs`, a request's settings: deepseek_v3's `thinking`, hy_v3's
+//! `reasoning_effort`); ours is built from the same ones.
+//!
 //! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
 //! and one-shot results agree, ours must equal them. A case where they disagree, or where we
 //! deliberately differ, carries `ours` (our result) and `why` in its case file, and ours
@@ -13,7 +17,8 @@
 mod common;
 use common::{chunkings, golden_lines, reasoning_json, tools_json};
 use llm_render_parsers::{
-    reasoning_parser, tool_parser, Parsed, ReasoningParser, Split, ToolParser, ToolSchemas,
+    reasoning_parser, tool_parser, Parsed, ParserSettings, ReasoningParser, Split, ToolParser,
+    ToolSchemas,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -62,6 +67,9 @@ fn every_family_matches_vllm_or_lists_why() {
         let parser = case["parser"].as_str().unwrap_or_default();
         let id = case["id"].as_str().unwrap_or_default();
         let text = case["text"].as_str().unwrap_or_default();
+        // The constructor kwargs the case ran vLLM's parser with (its request's settings).
+        let kwargs = case["parser_kwargs"]["chat_template_kwargs"].as_object();
+        let settings = ParserSettings::new(kwargs.cloned().unwrap_or_default());
         let run = |chunks: &[&str]| match kind {
             "tool" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
@@ -71,7 +79,7 @@ fn every_family_matches_vllm_or_lists_why() {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
                 unified_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
             }
-            _ => reasoning_json(parser, chunks),
+            _ => reasoning_json(parser, &settings, chunks),
         };
         let ours = run(&[text]);
         for chunks in chunkings(text) {

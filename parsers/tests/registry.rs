@@ -178,3 +178,76 @@ fn every_entry_makes_its_parser() {
     assert!(reasoning_parser("tags:<r>").is_none());
     assert!(tool_parser("nope", Arc::default()).is_none());
 }
+
+/// The families whose vLLM constructor reads the request's settings switch on them: the
+/// parser a request gets comes from its kwargs and `reasoning_effort`, merged as vLLM merges
+/// them.
+#[test]
+fn request_settings_switch_the_families_that_read_them() {
+    use llm_render_parsers::{reasoning_parser_with, ParserSettings, TagVariant};
+    let kw = |v: serde_json::Value| v.as_object().cloned().unwrap();
+    let variant = |name: &str, s: &ParserSettings| {
+        reasoning_parser_with(name, s).map(|p| (p.spec().variant, p.spec().start.clone()))
+    };
+    let none = ParserSettings::default();
+    // deepseek_v3 and poolside_v1: the identity, deepseek_r1's tags with thinking asked for
+    // (a `reasoning_effort` other than `none` asks through `enable_thinking`).
+    let effort = ParserSettings::from_request(None, Some("high"));
+    let thinking = ParserSettings::new(kw(serde_json::json!({"thinking": true})));
+    for name in ["deepseek_v3", "poolside_v1"] {
+        assert_eq!(
+            variant(name, &none),
+            Some((TagVariant::Identity, String::new()))
+        );
+        for s in [&effort, &thinking] {
+            assert_eq!(
+                variant(name, s),
+                Some((TagVariant::Plain, "<think>".into()))
+            );
+        }
+    }
+    // hy_v3: thinking unless the effort is `no_think` (or unset).
+    let no_think = ParserSettings::from_request(
+        Some(&kw(serde_json::json!({"reasoning_effort": "no_think"}))),
+        None,
+    );
+    assert_eq!(
+        variant("hy_v3", &no_think),
+        Some((TagVariant::Identity, String::new()))
+    );
+    assert_eq!(
+        variant("hy_v3", &effort),
+        Some((TagVariant::Plain, "<think>".into()))
+    );
+    // kimi_k3: off with `thinking: false`.
+    let off = ParserSettings::new(kw(serde_json::json!({"thinking": false})));
+    assert_eq!(
+        variant("kimi_k3", &off),
+        Some((TagVariant::Identity, String::new()))
+    );
+    // k2_horizon: the effort's tags; vLLM refuses another effort.
+    let low = ParserSettings::from_request(None, Some("low"));
+    assert_eq!(
+        variant("k2_horizon", &low),
+        Some((TagVariant::Plain, "<ifm|think_faster>".into()))
+    );
+    assert!(reasoning_parser_with(
+        "k2_horizon",
+        &ParserSettings::from_request(None, Some("xhigh"))
+    )
+    .is_none());
+    // minimax_m3: output starts in reasoning with `thinking_mode: "enabled"`.
+    let enabled = ParserSettings::new(kw(serde_json::json!({"thinking_mode": "enabled"})));
+    assert!(
+        reasoning_parser_with("minimax_m3", &enabled)
+            .unwrap()
+            .spec()
+            .starts_in_reasoning
+    );
+    assert!(
+        !reasoning_parser_with("minimax_m3", &none)
+            .unwrap()
+            .spec()
+            .starts_in_reasoning
+    );
+}

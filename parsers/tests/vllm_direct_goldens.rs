@@ -9,7 +9,7 @@
 
 mod common;
 use common::{chunkings, reasoning_json, tools_json};
-use llm_render_parsers::ToolSchemas;
+use llm_render_parsers::{ParserSettings, ToolSchemas};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -220,7 +220,7 @@ const VLLM_REASONING_DISAGREES: &[(&str, &str, &str, &str, &str)] = &[
 ];
 
 fn reason(parser: &str, chunks: &[&str]) -> Value {
-    reasoning_json(parser, chunks)
+    reasoning_json(parser, &ParserSettings::default(), chunks)
 }
 
 #[test]

@@ -18,9 +18,9 @@ use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
-    AnyToolParser, HarmonyParser, TagReasoningParser, ToolGrammar, ToolSchemas, HARMONY_REASONING,
-    HARMONY_TOOLS,
+    reasoning_parser_for_model, reasoning_parser_with, tool_parser, tool_parser_for_model,
+    AnyToolParser, HarmonyParser, ParserSettings, TagReasoningParser, ToolGrammar, ToolSchemas,
+    HARMONY_REASONING, HARMONY_TOOLS,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -326,8 +326,10 @@ pub fn schemas(req: &Map<String, Value>) -> Arc<ToolSchemas> {
     Arc::new(ToolSchemas::from_tools(tools))
 }
 
-/// The reasoning parser for a request: by the server setting, off when the request turns
-/// thinking off (`chat_template_kwargs.enable_thinking: false`, as vLLM's qwen3 parser).
+/// The reasoning parser for a request: by the server setting, built from the request's
+/// settings (its kwargs and `reasoning_effort`, as vLLM hands them to the constructor); off
+/// when the request turns thinking off (`chat_template_kwargs.enable_thinking: false`, as
+/// vLLM's qwen3 parser).
 fn reasoning_for(
     setting: &str,
     model: &Model,
@@ -344,10 +346,14 @@ fn reasoning_for(
     if thinking_off {
         return None;
     }
+    let settings = ParserSettings::from_request(
+        req.get("chat_template_kwargs").and_then(Value::as_object),
+        req.get("reasoning_effort").and_then(Value::as_str),
+    );
     match setting {
         "none" => None,
-        "auto" => reasoning_parser(&model.name),
-        name => reasoning_parser(name),
+        "auto" => reasoning_parser_with(&model.name, &settings),
+        name => reasoning_parser_with(name, &settings),
     }
 }
 

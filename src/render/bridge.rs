@@ -484,7 +484,9 @@ fn divergence(
     let ours = reply_text(model, &bridged[position..], markers);
     let theirs = reply_text(model, &plain[position..], markers);
     let squeeze = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let end_tag = super::parse_context::reasoning_spec(opts, model)
+    // A diagnostic: the family's tags in its default mode.
+    let settings = llm_render_parsers::ParserSettings::default();
+    let end_tag = super::parse_context::reasoning_spec(opts, model, &settings)
         .map(|s| s.end)
         .unwrap_or_else(|| "</think>".to_string());
     let cause = if ours == theirs {

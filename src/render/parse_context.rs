@@ -23,8 +23,8 @@ use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{ChatRequest, ConvertedFrom};
 use llm_render_parsers::{
-    reasoning_parser, reasoning_parser_for_model, tool_parser_for_model, TagSpec, ToolEntry,
-    HARMONY_REASONING, HARMONY_TOOLS,
+    reasoning_parser_for_model, reasoning_parser_with, tool_parser_for_model, ParserSettings,
+    TagSpec, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS,
 };
 use serde_json::{json, Map, Value};
 
@@ -122,15 +122,28 @@ fn history_tool_calls(req: &ChatRequest) -> usize {
         .sum()
 }
 
-/// The reasoning tags of the parser this server runs for `model`, if any.
-pub(super) fn reasoning_spec(opts: &RenderOptions, model: &Model) -> Option<TagSpec> {
+/// What a chat request tells its reasoning parser's constructor (vLLM's effective kwargs).
+pub fn parser_settings(req: &ChatRequest) -> ParserSettings {
+    ParserSettings::from_request(
+        req.chat_template_kwargs.as_ref(),
+        req.reasoning_effort.as_deref(),
+    )
+}
+
+/// The reasoning tags of the parser this server runs for `model`, built for a request with
+/// `settings` (vLLM builds one parser per request), if any.
+pub(super) fn reasoning_spec(
+    opts: &RenderOptions,
+    model: &Model,
+    settings: &ParserSettings,
+) -> Option<TagSpec> {
     if model.harmony.is_some() {
         return None;
     }
     let parser = match opts.reasoning_parser.as_str() {
         "none" => None,
-        "auto" => reasoning_parser(&model.name),
-        name => reasoning_parser(name),
+        "auto" => reasoning_parser_with(&model.name, settings),
+        name => reasoning_parser_with(name, settings),
     };
     parser.map(|p| p.spec().clone())
 }
@@ -233,7 +246,7 @@ fn harmony_reasoning(opts: &RenderOptions, model: &Model) -> bool {
 pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u32]) -> ParseFields {
     let kwargs = effective_kwargs(req);
     let include_reasoning = req.include_reasoning.unwrap_or(true);
-    let spec = reasoning_spec(opts, model);
+    let spec = reasoning_spec(opts, model, &parser_settings(req));
     // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
     // (`GptOssReasoningParser.is_reasoning_end`).
     let harmony_reasoning = harmony_reasoning(opts, model);

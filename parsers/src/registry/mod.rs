@@ -17,9 +17,11 @@ use std::sync::Arc;
 
 mod reasoning;
 use reasoning::tags;
+mod settings;
 mod tools;
 
 pub use reasoning::REASONING_PARSERS;
+pub use settings::ParserSettings;
 pub use tools::TOOL_PARSERS;
 
 /// One reasoning parser family.
@@ -30,9 +32,11 @@ pub struct ReasoningEntry {
     pub help: &'static str,
     /// Lower-case substrings of a model name that pick this family for `auto`.
     pub model_patterns: &'static [&'static str],
-    /// Its tag parser; `None` for gpt-oss's `openai_gptoss`, whose reasoning the Harmony
-    /// parser reads (with the calls, as vLLM runs both as one parser for gpt-oss).
-    pub make: fn() -> Option<TagReasoningParser>,
+    /// Its tag parser for one request, built from the request's settings as vLLM's
+    /// constructor reads them (most families read none); `None` for gpt-oss's
+    /// `openai_gptoss`, whose reasoning the Harmony parser reads (with the calls, as vLLM runs
+    /// both as one parser for gpt-oss), and where vLLM's constructor refuses the settings.
+    pub make: fn(&ParserSettings) -> Option<TagReasoningParser>,
     /// vLLM's parser sets `skip_special_tokens: false` on every request (its parser-engine
     /// adapters' `adjust_request`).
     pub keeps_special_tokens: bool,
@@ -100,13 +104,20 @@ pub fn keeps_special_tokens(
 }
 
 /// A reasoning parser by name (any case), by a model name as `auto` reads one, or
-/// `tags:<start>,<end>` for any tag pair; `None` when nothing matches.
+/// `tags:<start>,<end>` for any tag pair, built for a request with no settings (each
+/// family's default mode); `None` when nothing matches.
 pub fn reasoning_parser(name: &str) -> Option<TagReasoningParser> {
+    reasoning_parser_with(name, &ParserSettings::default())
+}
+
+/// [`reasoning_parser`] for one request: the family's constructor reads the request's
+/// settings, as vLLM's does (the one way the server builds a reasoning parser).
+pub fn reasoning_parser_with(name: &str, settings: &ParserSettings) -> Option<TagReasoningParser> {
     if let Some(pair) = name.strip_prefix("tags:") {
         let (start, end) = pair.split_once(',')?;
         return Some(tags(start, end, false));
     }
-    reasoning_parser_for_model(name).and_then(|e| (e.make)())
+    reasoning_parser_for_model(name).and_then(|e| (e.make)(settings))
 }
 
 /// A tool parser by vLLM name; `None` for an unknown name.

@@ -1,6 +1,7 @@
 //! The reasoning parsers' table ([`REASONING_PARSERS`]) and the tag shapes its entries share.
 
-use super::{ReasoningEntry, HARMONY_REASONING};
+use super::settings::truthy;
+use super::{ParserSettings, ReasoningEntry, HARMONY_REASONING};
 use crate::{TagReasoningParser, TagSpec, TagVariant};
 
 pub(super) fn tags(start: &str, end: &str, starts_in_reasoning: bool) -> TagReasoningParser {
@@ -54,6 +55,12 @@ fn muse_tags(variant: TagVariant) -> TagReasoningParser {
     })
 }
 
+/// deepseek_v3's switch (and poolside_v1's): `thinking` or `enable_thinking` truthy in the
+/// request's kwargs.
+fn thinking_asked(s: &ParserSettings) -> bool {
+    s.truthy("thinking") || s.truthy("enable_thinking")
+}
+
 /// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
 const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
 /// GLM's turn tokens.
@@ -67,7 +74,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "DeepSeek-R1: <think>…</think>, the template writes <think>",
         model_patterns: &["deepseek-r1"],
         // R1's templates end the generation prompt with "<think>\n".
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
@@ -78,7 +85,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -86,7 +93,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Seed-OSS: <seed:think>…</seed:think>; <seed:tool_call> also ends reasoning",
         model_patterns: &["seed-oss", "seed_oss"],
         // vLLM's seed_oss is its qwen3 engine with Seed's tags.
-        make: || {
+        make: |_| {
             let bounds = ["<seed:bos>", "<seed:eos>"];
             Some(engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false))
         },
@@ -97,7 +104,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
         // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -105,7 +112,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "MiMo-V2: qwen3's <think>…</think>",
         model_patterns: &["mimo-v2"],
         // vLLM's mimo reasoning is its qwen3 engine unchanged.
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -116,7 +123,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // reasoning right-stripped. Its swap of an empty content with the reasoning under
         // `enable_thinking: false` gives what the parser being off gives (all content); the
         // one under `force_nonempty_content: true` is not done.
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -125,7 +132,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["granite-4.2"],
         // vLLM's granite_thinking_parser (`vllm/parser/granite_thinking.py`): nemotron_v3's
         // engine, and the newlines its template writes after `</think>` dropped.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
@@ -146,7 +153,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's GraniteReasoningParser: phrases, not tokens. As its stream, the thought
         // phrase opens reasoning only at the start of the output, and reasoning never closed
         // stays reasoning.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "Here is my thought process:".into(),
                 end: "Here is my response:".into(),
@@ -160,14 +167,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "glm45",
         help: "GLM-4.5/4.6: vLLM's second name for glm47",
         model_patterns: &[],
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -176,7 +183,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["ling-3", "ling3"],
         // vLLM's ling3 (`vllm/parser/ling3.py`) is its GLM-4.7 engine, thinking on unless the
         // request's `thinking` or `enable_thinking` is false (then the identity).
-        make: || Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -184,17 +191,25 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Kimi K2 thinking: <think>…</think>; the tool-calls section also ends it",
         // Kimi-K2-Instruct does not think: only the thinking models pick it.
         model_patterns: &["kimi-k2-thinking"],
-        make: || Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "kimi_k3",
-        help: "Kimi K3: <|open|>think<|sep|>…<|close|>think<|sep|>, output starts in it; the response channel also ends it",
+        help: "Kimi K3: <|open|>think<|sep|>…<|close|>think<|sep|>, output starts in it; the response channel also ends it; off with thinking false",
         model_patterns: &["kimi-k3", "kimi_k3"],
         // vLLM's KimiK3ReasoningParser: the template may write the think opener as the
         // generation prefix, so output starts in reasoning; with tools the channels after it
-        // are left to the tool parser.
-        make: || {
+        // are left to the tool parser. `thinking` (else `enable_thinking`, default on) false
+        // in the request's kwargs: all content, as its identity fallthrough streams it.
+        make: |s| {
+            let thinking = match s.get("thinking") {
+                Some(v) => truthy(v),
+                None => s.chat_template_kwargs.get("enable_thinking").is_none_or(truthy),
+            };
+            if !thinking {
+                return Some(identity());
+            }
             Some(engine_tags(
                 "<|open|>think<|sep|>",
                 "<|close|>think<|sep|>",
@@ -207,14 +222,22 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "k2_horizon",
-        help: "K2 Horizon: <ifm|think>…</ifm|think>, output starts in it; <ifm|tool_calls> also ends it",
+        help: "K2 Horizon: <ifm|think>…</ifm|think> (think_fast/think_faster for reasoning_effort medium/low), output starts in it; <ifm|tool_calls> also ends it",
         model_patterns: &["k2-horizon", "k2_horizon"],
-        // vLLM's K2HorizonReasoningParser (reasoning_effort high, its default): a start tag
-        // is dropped only at the output's start, only the first end tag counts.
-        make: || {
+        // vLLM's K2HorizonReasoningParser: a start tag is dropped only at the output's start,
+        // only the first end tag counts. The tags are the kwargs' `reasoning_effort`'s
+        // (`high`, its default, `medium` or `low`); vLLM refuses any other effort (no parser).
+        make: |s| {
+            let (start, end) = match s.chat_template_kwargs.get("reasoning_effort") {
+                None => ("<ifm|think>", "</ifm|think>"),
+                Some(e) if e == "high" => ("<ifm|think>", "</ifm|think>"),
+                Some(e) if e == "medium" => ("<ifm|think_fast>", "</ifm|think_fast>"),
+                Some(e) if e == "low" => ("<ifm|think_faster>", "</ifm|think_faster>"),
+                Some(_) => return None,
+            };
             Some(TagReasoningParser::new(TagSpec {
-                start: "<ifm|think>".into(),
-                end: "</ifm|think>".into(),
+                start: start.into(),
+                end: end.into(),
                 starts_in_reasoning: true,
                 implicit_end: Some("<ifm|tool_calls>".into()),
                 literal_tags: true,
@@ -229,7 +252,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["hunyuan-a13b", "hunyuan_a13b"],
         // vLLM's HunyuanA13BReasoningParser: reasoning from `<think>\n` to
         // `\n</think>\n<answer>\n`, the answer's `\n</answer>` dropped.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>\n".into(),
                 end: "\n</think>\n<answer>\n".into(),
@@ -244,7 +267,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Step-5: DeepSeek-R1's <think>…</think>",
         model_patterns: &["step-5", "step5"],
         // vLLM 0.33 registers step5 as its DeepSeekR1ReasoningParser.
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
@@ -253,7 +276,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["step3"],
         // vLLM's Step3ReasoningParser: everything before the first `</think>` is reasoning,
         // a `<think>` included; a later `</think>` stays content (its one-shot).
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
@@ -271,7 +294,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["command-a-plus", "north-"],
         // vLLM's CohereCommandParser with melody's cmd4 preset: text before any channel is
         // reasoning.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|START_THINKING|>".into(),
                 end: "<|END_THINKING|>".into(),
@@ -287,7 +310,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "cohere_command3",
         help: "Command A Reasoning (command3): <|START_THINKING|>…<|END_THINKING|>",
         model_patterns: &["command-a-reasoning"],
-        make: || Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
+        make: |_| Some(tags("<|START_THINKING|>", "<|END_THINKING|>", false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -296,7 +319,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // An alternative to minimax_m2 that a deployment asks for by name (before it: a
         // name that holds another's pattern must come first).
         model_patterns: &[],
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
@@ -310,32 +333,32 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "minimax_m2",
         help: "MiniMax-M2: <think>…</think>; <minimax:tool_call> also ends it",
         model_patterns: &["minimax-m2", "minimax_m2"],
-        make: || Some(engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<minimax:tool_call>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "deepseek_v41",
         help: "DeepSeek-V4.1: <think>…</think>; a spaced DSML calls block also ends it",
         model_patterns: &["deepseek-v4.1", "deepseek_v41"],
-        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "deepseek_v3",
-        help: "DeepSeek-V3: no split (vLLM's identity, unless thinking is on: then deepseek_r1's)",
+        help: "DeepSeek-V3: no split (vLLM's identity), deepseek_r1's when the request sets thinking/enable_thinking",
         // vLLM's DeepSeekV3ReasoningParser is deepseek_r1's when the request's
-        // `chat_template_kwargs` sets `thinking` or `enable_thinking`, else the identity;
-        // llm-render's registry cannot switch it on per request, so this is its default
-        // (`--reasoning-parser deepseek_r1` is the thinking mode). `auto` does not pick it.
+        // `chat_template_kwargs` sets `thinking` or `enable_thinking` (truthy; a
+        // `reasoning_effort` other than `none` sets `enable_thinking`), else the identity.
+        // `auto` does not pick it.
         model_patterns: &[],
-        make: || Some(identity()),
+        make: |s| Some(if thinking_asked(s) { tags("<think>", "</think>", true) } else { identity() }),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
-        make: || Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
+        make: |_| Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -343,7 +366,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Gemma 4: <|channel>thought\\n…<channel|>, anywhere in the output; <|tool_call> also ends it",
         model_patterns: &["gemma-4", "gemma4"],
         // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|channel>".into(),
                 end: "<channel|>".into(),
@@ -358,14 +381,19 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "minimax_m3",
-        help: "MiniMax-M3: one <mm:think>…</mm:think> block, anywhere in the output",
+        help: "MiniMax-M3: one <mm:think>…</mm:think> block, anywhere in the output; output starts in it with thinking_mode: enabled",
         model_patterns: &["minimax-m3", "minimax_m3"],
-        // vLLM's MiniMaxM3ReasoningParser without `thinking_mode: "enabled"` (its default):
-        // output starts in content.
-        make: || {
+        // vLLM's MiniMaxM3ReasoningParser: output starts in content, unless the request's
+        // kwargs set `thinking_mode: "enabled"` (the template wrote the start tag): then it
+        // starts in reasoning, a leading start tag is dropped and the first end tag ends it,
+        // every other tag being text.
+        make: |s| {
+            let thinking = s.str("thinking_mode") == Some("enabled");
             Some(TagReasoningParser::new(TagSpec {
                 start: "<mm:think>".into(),
                 end: "</mm:think>".into(),
+                starts_in_reasoning: thinking,
+                literal_tags: thinking,
                 variant: TagVariant::MinimaxM3,
                 ..TagSpec::default()
             }))
@@ -379,7 +407,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["minicpm-v", "minicpmv", "minicpm5", "minicpm-5"],
         // vLLM's minicpmv parser: its qwen3 grammar (thinking on by default, no turn
         // boundaries), `<|im_end|>`, `<reserved_12..15>` and `<|reserved_12..15|>` dropped.
-        make: || {
+        make: |_| {
             let mut dropped = vec!["<|im_end|>".to_string()];
             for n in 12..16 {
                 dropped.push(format!("<reserved_{n}>"));
@@ -398,12 +426,15 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "poolside_v1",
-        help: "Poolside Laguna thinking: DeepSeek-R1's <think>…</think>, the prompt scan stopping at <assistant>",
-        // vLLM's poolside_v1 is the identity (all content) unless the request sets
-        // `thinking`/`enable_thinking`; this entry is its thinking mode, so `auto` does not
-        // pick it: with no reasoning parser, the output is all content, as vLLM's default.
+        help: "Poolside Laguna: no split (vLLM's identity); with thinking/enable_thinking DeepSeek-R1's <think>…</think>, the prompt scan stopping at <assistant>",
+        // vLLM's poolside_v1 is deepseek_v3's switch: the identity (all content) unless the
+        // request's kwargs set `thinking`/`enable_thinking`, then DeepSeek-R1's tags with its
+        // own prompt scan. `auto` does not pick it.
         model_patterns: &[],
-        make: || {
+        make: |s| {
+            if !thinking_asked(s) {
+                return Some(identity());
+            }
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
@@ -418,28 +449,28 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "muse_glimmer",
         help: "Muse Glimmer: the bodies of its to=self<|message|>…<|eom|> messages",
         model_patterns: &["muse_glimmer", "muse-glimmer", "museglimmer"],
-        make: || Some(muse_tags(TagVariant::MuseGlimmer)),
+        make: |_| Some(muse_tags(TagVariant::MuseGlimmer)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "muse",
         help: "Muse Spark: the bodies of its to=self (and bare) <|message|>…<|eom|> messages",
         model_patterns: &["muse-spark", "muse_spark", "musespark"],
-        make: || Some(muse_tags(TagVariant::Muse)),
+        make: |_| Some(muse_tags(TagVariant::Muse)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "musespark1x",
         help: "Muse Spark (vLLM's second name for muse)",
         model_patterns: &[],
-        make: || Some(muse_tags(TagVariant::Muse)),
+        make: |_| Some(muse_tags(TagVariant::Muse)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "inkling",
         help: "Inkling: <|content_thinking|>…<|end_message|> blocks",
         model_patterns: &["inkling"],
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|content_thinking|>".into(),
                 end: "<|end_message|>".into(),
@@ -459,14 +490,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "holo2",
         help: "Holo2: DeepSeek-R1's <think>…</think>",
         model_patterns: &["holo2"],
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "olmo3",
         help: "OLMo 3 Think: <think>…</think>, output starts in reasoning",
         model_patterns: &["olmo-3", "olmo3"],
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
@@ -476,7 +507,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's plamo3 parser engine with thinking on (its default; `enable_thinking: false`
         // turns it off). The markers are several tokens each, so the prompt scan sees only
         // `<|plamo:tag|>`, where it stops.
-        make: || {
+        make: |_| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|plamo:begin_think:plamo|>".into(),
                 end: "<|plamo:end_think:plamo|>".into(),
@@ -493,26 +524,34 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "hy_v3",
-        help: "Hunyuan v3: no split (vLLM's identity, unless reasoning_effort asks for <think>…</think>)",
-        // vLLM's HYV3ReasoningParser is the identity unless `reasoning_effort` (in the
-        // request's `chat_template_kwargs`) is other than `no_think`; llm-render's registry
-        // cannot switch it on per request, so this is its default. `auto` does not pick it.
+        help: "Hunyuan v3: no split (vLLM's identity), <think>…</think> when reasoning_effort is set and not no_think",
+        // vLLM's HYV3ReasoningParser: the identity unless the `reasoning_effort` it is handed
+        // (the request's, merged into its `chat_template_kwargs`) is set and not `no_think`;
+        // then its base thinking parser, output starting in reasoning. `auto` does not pick
+        // it.
         model_patterns: &[],
-        make: || Some(identity()),
+        make: |s| {
+            let effort = s.get("reasoning_effort").filter(|v| truthy(v));
+            Some(match effort {
+                None => identity(),
+                Some(e) if e == "no_think" => identity(),
+                Some(_) => tags("<think>", "</think>", true),
+            })
+        },
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "hy_v4",
         help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning",
         model_patterns: &[],
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: "mistral",
         help: "Magistral: [THINK]…[/THINK]",
         model_patterns: &["magistral"],
-        make: || Some(tags("[THINK]", "[/THINK]", false)),
+        make: |_| Some(tags("[THINK]", "[/THINK]", false)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -520,14 +559,14 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "ERNIE 4.5 Thinking: <think>…</think>, the template writes <think>",
         model_patterns: &["ernie-4.5", "ernie4.5", "ernie45"],
         // vLLM's ernie45 is its base thinking parser, as deepseek_r1.
-        make: || Some(tags("<think>", "</think>", true)),
+        make: |_| Some(tags("<think>", "</think>", true)),
         keeps_special_tokens: false,
     },
     ReasoningEntry {
         name: HARMONY_REASONING,
         help: "gpt-oss (Harmony): the analysis channel; read with the calls by one parser",
         model_patterns: &["gpt-oss", "gpt_oss"],
-        make: || None,
+        make: |_| None,
         // vLLM's gpt-oss parsers read token IDs and leave the request's setting alone (the
         // derender keeps special tokens itself wherever a parser runs).
         keeps_special_tokens: false,
