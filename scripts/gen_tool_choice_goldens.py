@@ -14,7 +14,8 @@ openai (gpt-oss) runs on the gpt-oss fixture with a gpt-oss-20b config.json (as
 scripts/harmony_render_vs_vllm.py serves it), where vLLM's Harmony parser also rewrites a
 request's own constraint into a Harmony tag, whatever the `tool_choice`.
 
-Setup: as scripts/sampling_params_vs_vllm.py.
+Setup: as scripts/sampling_params_vs_vllm.py, and `pip install cohere-melody` (0.15.3) for the
+cohere_command3/4 suites.
 Usage: bench-peers/vllmenv/bin/python scripts/gen_tool_choice_goldens.py [PARSER ...]
 (with parsers named, only their lines are regenerated; the others are kept as they are)
 """
@@ -78,6 +79,9 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_si
          "num_key_value_heads": 8, "intermediate_size": 14336, "max_position_embeddings": 131072,
          "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009]}
 DEEPSEEK = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3"}
+# Command A's architecture, which vLLM's Cohere parser reads its tags by (written over the
+# fixture's own config.json).
+COHERE = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2"}
 # gpt-oss's tokenizer reads its encoding from the shared models (openai_harmony, offline).
 GPT_OSS_ENV = {"TIKTOKEN_ENCODINGS_BASE": os.path.join(os.path.dirname(ROOT), "shared/models/gpt_oss"),
                "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
@@ -119,6 +123,21 @@ SUITES = [
     ("deepseek_v41", "deepseek_v3", DEEPSEEK, [], BASIC, MORE_VARIANTS),
     ("plamo3", "qwen3", None, [], BASIC, MORE_VARIANTS),
     ("minimax_m2", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    # The parsers whose constraint is a JSON schema, vLLM's or xgrammar's tag or none at all
+    # (their supports_required_and_named is False), with the markers some refuse to start
+    # without.
+    *[(p, "qwen3", None, [], BASIC, MORE_VARIANTS) for p in (
+        "qwen3_xml", "qwen3_json", "step5", "step3", "minicpm5", "hunyuan_a13b",
+        "functiongemma", "gigachat3", "k2_horizon", "minimax_m3", "poolside_v1", "muse",
+        "muse_glimmer", "musespark1x", "inkling", "gemma4", "dots")],
+    ("llama4_json", "llama3_1", LLAMA, [], BASIC, MORE_VARIANTS),
+    ("kimi_k3", "qwen3", None, [], BASIC, MORE_VARIANTS),
+    ("hy_v3", "qwen3", None, ["<tool_calls>", "</tool_calls>"], BASIC, MORE_VARIANTS),
+    ("hy_v4", "qwen3", None, ["<tool_calls>", "</tool_calls>"], BASIC, MORE_VARIANTS),
+    # vLLM's Cohere parser (cohere-melody installed) folds the tools and the request's JSON
+    # schema into its own tag on every request, whatever the `tool_choice`.
+    ("cohere_command3", "qwen3", COHERE, [], BASIC + ([],), MORE_VARIANTS),
+    ("cohere_command4", "qwen3", COHERE, [], BASIC + ([],), MORE_VARIANTS),
     ("openai", "gpt_oss", GPT_OSS, [], BASIC + ([],), OR_VARIANTS),
     # gpt-oss with its reasoning parser only: vLLM still composes its Harmony parser, which
     # rewrites the request's own constraint (no tool tags).
@@ -147,6 +166,8 @@ def add_tokens(d, added):
 def served(fixture, config, added, args, log):
     """`vllm launch render` on the fixture (with `added` tokens) until the block ends."""
     d = model_dir(fixture, config)
+    if config is COHERE:
+        json.dump(config, open(os.path.join(d, "config.json"), "w"))
     if added:
         add_tokens(d, added)
     proc = subprocess.Popen([VLLM, "launch", "render", d, "--port", str(PORT), *args],

@@ -14,12 +14,21 @@ pub enum ToolGrammar {
     JsonSchema,
     /// No constraint: the model writes the family's own format for every `tool_choice`, and
     /// the family's parser reads it (vLLM's parsers with `supports_required_and_named =
-    /// False` whose structural tag is off by default, as hy_v4's and kimi_k3's are without
-    /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`, or that have none, as k2_horizon, dots, gemma4,
-    /// minimax_m3, poolside_v1, muse and inkling). Also the families whose structural tag is
-    /// not built here yet (cohere_command3/4): vLLM constrains their `required` and named choices with
-    /// it, llm-render does not (`docs/fidelity.md`).
+    /// False` and no structural tag: k2_horizon, dots, gemma4, minimax_m3, poolside_v1, muse
+    /// and inkling). Also the families whose constraint is not built here
+    /// (cohere_command3/4: vLLM folds every request's tools into a grammar of xgrammar's
+    /// JSON-schema converter, `docs/fidelity.md`).
     Unconstrained,
+    /// vLLM's own Kimi K3 XTML tag (`get_kimi_k3_structural_tag`, on with its default
+    /// `VLLM_ENFORCE_STRICT_TOOL_CALLING`): the response channel, then a tools channel of
+    /// `call` tags holding `argument` tags (a strict tool's by its properties, the others'
+    /// any), optional for `auto`.
+    KimiK3,
+    /// vLLM's own HYV4 tag (`get_hy_v4_structural_tag`, unsuffixed tokens): a `<tool_calls>`
+    /// block of `<tool_call>` tags holding every tool's `<arg_key>` pairs (required keys in
+    /// order, then the optional ones any number of times); never for `auto` alone (its
+    /// `get_structural_tag`), only in `required`'s tag joined with the request's constraint.
+    HyV4,
     /// vLLM's mistral parser with a Hugging Face tokenizer (`_build_guided_schema_pre_v11`): a
     /// JSON schema of the list `[{"name", "arguments"}]` for `required` and a named tool.
     MistralJsonList,

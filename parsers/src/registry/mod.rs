@@ -67,8 +67,8 @@ pub struct ToolEntry {
 pub const HARMONY_REASONING: &str = "openai_gptoss";
 pub const HARMONY_TOOLS: &str = "openai";
 
-/// The first entry, in table order, that `model` names: its name, or one of its patterns in
-/// the lower-cased model name.
+/// The entry `model` names: the one whose name it is, else the first, in table order, one of
+/// whose patterns the lower-cased model name holds.
 fn for_model<'a, E>(
     entries: &'a [E],
     model: &str,
@@ -76,9 +76,12 @@ fn for_model<'a, E>(
     patterns: impl Fn(&E) -> &'static [&'static str],
 ) -> Option<&'a E> {
     let m = model.to_ascii_lowercase();
-    entries
-        .iter()
-        .find(|e| name(e) == m || patterns(e).iter().any(|p| m.contains(p)))
+    // An entry's own name first: `llama4_json` holds llama4_pythonic's pattern `llama4`.
+    entries.iter().find(|e| name(e) == m).or_else(|| {
+        entries
+            .iter()
+            .find(|e| patterns(e).iter().any(|p| m.contains(p)))
+    })
 }
 
 /// The reasoning family `auto` picks for a model name.

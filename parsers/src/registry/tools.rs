@@ -236,9 +236,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["kimi-k3", "kimi_k3"],
         make: |_| AnyToolParser::KimiK3(KimiK3Parser::new()),
         keeps_special_tokens: true,
-        // vLLM's KimiK3ToolParser: supports_required_and_named = False; its own XTML tag
-        // is not built here yet.
-        grammar: ToolGrammar::Unconstrained,
+        // vLLM's KimiK3ToolParser: structural_tag_model = "kimi_k3", vLLM's own XTML tag.
+        grammar: ToolGrammar::KimiK3,
     },
     ToolEntry {
         name: "k2_horizon",
@@ -441,9 +440,9 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         model_patterns: &["hy4", "hy-4"],
         make: |schemas| AnyToolParser::HyV4(HyV4Parser::new(schemas)),
         keeps_special_tokens: false,
-        // vLLM's HYV4ToolParser: supports_required_and_named = False, its structural tag
-        // only with VLLM_ENFORCE_STRICT_TOOL_CALLING.
-        grammar: ToolGrammar::Unconstrained,
+        // vLLM's HYV4ToolParser: structural_tag_model = "hy_v4", vLLM's own tag, for
+        // required and named choices.
+        grammar: ToolGrammar::HyV4,
     },
     ToolEntry {
         name: "hy_v3",

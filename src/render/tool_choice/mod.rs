@@ -18,7 +18,8 @@
 //!   vLLM's own `_hermes_style_structural_tag`), `Tags` (xgrammar's builtin templates with
 //!   reasoning off: llama, qwen_3_coder, mimo, deepseek_r1, deepseek_v3_1, kimi,
 //!   deepseek_v3_2, deepseek_v4, deepseek_v4_1; and vLLM's own minimax and plamo3 tags of the
-//!   same shapes) and `Glm47` (vLLM's own GLM-4.7 tag). `required` and a named tool are always constrained; `auto`
+//!   same shapes), `Glm47` (vLLM's own GLM-4.7 tag), `KimiK3` and `HyV4` (vLLM's own Kimi
+//!   K3 XTML and HYV4 tags; HYV4's never for `auto` alone). `required` and a named tool are always constrained; `auto`
 //!   only at strict level FUNCTION (glm45/glm47's default, or any parser with
 //!   `parallel_tool_calls: false`) or with a `strict` tool. A strict tool's arguments follow
 //!   its `parameters`, the others' are any JSON (GLM: key by key). `parallel_tool_calls:
@@ -140,7 +141,11 @@ pub fn constrain(
         ToolGrammar::MistralJsonList => {
             mistral_json_list(tools, &choice, req).map(|s| params("json", s))
         }
-        ToolGrammar::HermesTags { .. } | ToolGrammar::Tags(_) | ToolGrammar::Glm47 { .. } => {
+        ToolGrammar::HermesTags { .. }
+        | ToolGrammar::Tags(_)
+        | ToolGrammar::Glm47 { .. }
+        | ToolGrammar::KimiK3
+        | ToolGrammar::HyV4 => {
             let asked = sampling.structured_outputs.as_ref();
             structural_tag(entry.grammar, tools, choice, single, asked)
                 .map(|t| params("structural_tag", Value::String(dumps_ascii(&t))))
@@ -291,6 +296,10 @@ fn structural_tag(
         (Choice::Auto, Some(asked)) => (Choice::Required, Some(output_format(asked)?)),
         _ => (choice, None),
     };
+    // HYV4's get_structural_tag builds nothing for `auto` itself.
+    if matches!((grammar, choice), (ToolGrammar::HyV4, Choice::Auto)) {
+        return None;
+    }
     let shown = shown_tools(tools, &choice);
     if shown.is_empty() {
         return None;
@@ -299,6 +308,8 @@ fn structural_tag(
         ToolGrammar::HermesTags { start, end } => hermes_tag(&shown, choice, start, end),
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
+        ToolGrammar::KimiK3 => kimi_k3_tag(&shown, choice),
+        ToolGrammar::HyV4 => hy_v4_tag(&shown, choice),
         ToolGrammar::JsonSchema
         | ToolGrammar::MistralJsonList
         | ToolGrammar::Harmony(_)

@@ -1,6 +1,7 @@
 //! The structural tags of `tool_choice` (`mod.rs`): xgrammar's format objects as vLLM dumps
 //! them (`tag`, `triggered_tags`, `tags_with_separator`, …), and the tag of each family:
-//! vLLM's own hermes-style and GLM-4.7 tags, xgrammar's builtin templates for the rest.
+//! vLLM's own hermes-style, GLM-4.7, Kimi K3 and HYV4 tags, xgrammar's builtin templates for
+//! the rest.
 
 use super::{Choice, Tool};
 use llm_render_parsers::pyjson::dumps_ascii;
@@ -287,4 +288,233 @@ pub(super) fn glm47_value(prop: &Value) -> Value {
         Some(Value::String(s)) if s == "string" => text(),
         Some(t) => json_schema_format(json!({ "type": t }), "json"),
     }
+}
+
+fn regex(pattern: &str) -> Value {
+    json!({"type": "regex", "pattern": pattern})
+}
+
+fn optional(content: Value) -> Value {
+    json!({"type": "optional", "content": content})
+}
+
+fn star(content: Value) -> Value {
+    json!({"type": "star", "content": content})
+}
+
+/// One format, or an `or` of several.
+fn one_or(mut formats: Vec<Value>) -> Value {
+    if formats.len() == 1 {
+        formats.remove(0)
+    } else {
+        json!({"type": "or", "elements": formats})
+    }
+}
+
+/// Kimi K3's XTML markers (`_K3_OPEN`, `_K3_CLOSE`, `_K3_SEP`).
+const K3_OPEN: &str = "<|open|>";
+const K3_CLOSE: &str = "<|close|>";
+const K3_SEP: &str = "<|sep|>";
+
+/// An XTML attribute value (`_k3_escape_attr`: `&`, then `"`).
+fn k3_attr(value: &str) -> String {
+    value.replace('&', "&amp;").replace('"', "&quot;")
+}
+
+/// An `argument` tag with any key and type and a raw value (`_k3_permissive_argument_tag`).
+fn k3_any_argument() -> Value {
+    tag(
+        format!("{K3_OPEN}argument "),
+        sequence(vec![regex("[^<]*<\\|sep\\|>"), any_text(&[K3_CLOSE])]),
+        format!("{K3_CLOSE}argument{K3_SEP}"),
+    )
+}
+
+/// An integer as Python's `isinstance(v, int)` sees it (a bool is one).
+fn py_int(value: Option<&Value>) -> Option<i64> {
+    match value? {
+        Value::Bool(b) => Some(i64::from(*b)),
+        v => v.as_i64(),
+    }
+}
+
+/// A string value's length bound as a regex (`_k3_bounded_string_regex`).
+fn k3_bounded_string(prop: &Map<String, Value>) -> Option<Value> {
+    let max = py_int(prop.get("maxLength")).filter(|m| (0..=4096).contains(m))?;
+    let min = match prop.get("minLength") {
+        None => 0,
+        v => py_int(v).filter(|m| (0..=max).contains(m)).unwrap_or(0),
+    };
+    Some(regex(&format!("(?:[^<]|<[^|]){{{min},{max}}}")))
+}
+
+/// The `argument` tag of property `key` (`_k3_argument_tag`); `None` for a type it does not
+/// know (a union, none).
+fn k3_argument(key: &str, prop: &Value, defs: &[(&str, &Value)]) -> Option<Value> {
+    let empty = Map::new();
+    let prop = prop.as_object().unwrap_or(&empty);
+    let kind = match prop.get("type").and_then(Value::as_str)? {
+        "integer" => "number",
+        t @ ("string" | "number" | "boolean" | "null" | "object" | "array") => t,
+        _ => return None,
+    };
+    let content = if kind == "string" {
+        let values = match prop.get("enum") {
+            None | Some(Value::Null) => match prop.get("const") {
+                Some(c @ Value::String(_)) => Some(vec![c.clone()]),
+                _ => None,
+            },
+            Some(v) => v.as_array().cloned(),
+        };
+        let values = values.filter(|v| {
+            !v.is_empty()
+                && v.len() <= 256
+                && v.iter()
+                    .all(|s| s.as_str().is_some_and(|s| !s.contains("<|")))
+        });
+        match values {
+            Some(values) => one_or(values.into_iter().map(const_string).collect()),
+            None => k3_bounded_string(prop).unwrap_or_else(|| any_text(&[K3_CLOSE])),
+        }
+    } else {
+        let mut embedded = prop.clone();
+        for (k, v) in defs {
+            embedded.entry(*k).or_insert_with(|| (*v).clone());
+        }
+        json_schema_format(Value::Object(embedded), "json")
+    };
+    Some(tag(
+        format!(
+            "{K3_OPEN}argument key=\"{}\" type=\"{kind}\"{K3_SEP}",
+            k3_attr(key)
+        ),
+        content,
+        format!("{K3_CLOSE}argument{K3_SEP}"),
+    ))
+}
+
+/// A call's `argument` tags (`_k3_arguments_block`): at least one when its schema requires
+/// properties, any number otherwise, any argument for a schema without properties.
+fn k3_arguments(schema: &Value) -> Value {
+    let Some(properties) = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .filter(|p| !p.is_empty())
+    else {
+        return star(k3_any_argument());
+    };
+    let defs: Vec<(&str, &Value)> = ["$defs", "definitions"]
+        .into_iter()
+        .filter_map(|k| schema.get(k).filter(|d| d.is_object()).map(|d| (k, d)))
+        .collect();
+    let inner = one_or(
+        properties
+            .iter()
+            .map(|(k, p)| k3_argument(k, p, &defs).unwrap_or_else(k3_any_argument))
+            .collect(),
+    );
+    match schema.get("required") {
+        Some(Value::Array(r)) if !r.is_empty() => json!({"type": "plus", "content": inner}),
+        _ => star(inner),
+    }
+}
+
+/// vLLM's own Kimi K3 tag (`get_kimi_k3_structural_tag`): the response channel, the tools
+/// channel (optional for `auto`), the message's close.
+pub(super) fn kimi_k3_tag(tools: &[Tool], choice: Choice) -> Value {
+    let calls = tools
+        .iter()
+        .map(|t| {
+            tag(
+                format!("{K3_OPEN}call tool=\"{}\" index=\"", k3_attr(t.name)),
+                sequence(vec![
+                    regex("[0-9]+"),
+                    const_string(format!("\"{K3_SEP}")),
+                    k3_arguments(&t.schema()),
+                ]),
+                format!("{K3_CLOSE}call{K3_SEP}"),
+            )
+        })
+        .collect();
+    let channel = tag(
+        format!("{K3_OPEN}tools{K3_SEP}"),
+        with_separator(calls, "", false),
+        format!("{K3_CLOSE}tools{K3_SEP}"),
+    );
+    let channel = match choice {
+        Choice::Auto => optional(channel),
+        _ => channel,
+    };
+    sequence(vec![
+        optional(const_string(format!("{K3_OPEN}response{K3_SEP}"))),
+        tag(
+            String::new(),
+            any_text(&[K3_OPEN, K3_CLOSE, "<|end_of_msg|>"]),
+            format!("{K3_CLOSE}response{K3_SEP}"),
+        ),
+        channel,
+        optional(const_string(format!("{K3_CLOSE}message{K3_SEP}"))),
+    ])
+}
+
+/// vLLM's own HYV4 tag for `required` and a named tool (`get_hy_v4_structural_tag`, no token
+/// suffix, reasoning off): every tool's keys from its `parameters`, strict or not.
+pub(super) fn hy_v4_tag(tools: &[Tool], choice: Choice) -> Value {
+    let pair = |key: &Value| {
+        sequence(vec![
+            const_string("<arg_key>"),
+            const_string(key.clone()),
+            const_string("</arg_key>"),
+            const_string("<arg_value>"),
+            any_text(&[]),
+            const_string("</arg_value>"),
+        ])
+    };
+    let calls = tools
+        .iter()
+        .map(|t| {
+            let empty = Map::new();
+            let params = t.parameters.and_then(Value::as_object).unwrap_or(&empty);
+            let properties = params
+                .get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            let required: &[Value] = match params.get("required") {
+                Some(Value::Array(r)) => r,
+                _ => &[],
+            };
+            let is_required = |k: &str| required.iter().any(|r| r.as_str() == Some(k));
+            // Required keys as `properties` orders them, then those it lacks.
+            let mut elements: Vec<Value> = properties
+                .keys()
+                .filter(|k| is_required(k))
+                .map(|k| pair(&Value::String(k.clone())))
+                .collect();
+            elements.extend(
+                required
+                    .iter()
+                    .filter(|r| !r.as_str().is_some_and(|r| properties.contains_key(r)))
+                    .map(pair),
+            );
+            let optional: Vec<Value> = properties
+                .keys()
+                .filter(|k| !is_required(k))
+                .map(|k| pair(&Value::String(k.clone())))
+                .collect();
+            if !optional.is_empty() {
+                elements.push(star(one_or(optional)));
+            }
+            let content = if elements.is_empty() {
+                any_text(&[])
+            } else {
+                sequence(elements)
+            };
+            tag(format!("<tool_call>{}", t.name), content, "</tool_call>")
+        })
+        .collect();
+    sequence(vec![
+        const_string("<tool_calls>"),
+        with_separator(calls, "", matches!(choice, Choice::Named(_))),
+        const_string("</tool_calls>"),
+    ])
 }
