@@ -31,6 +31,22 @@ pub fn dumps_str(s: &str) -> String {
     out
 }
 
+/// A dict of keys and already-dumped values as `json.dumps` writes it (`{"k": v, "k2": v2}`,
+/// its default separators): the arguments the XML-like families build from typed parameters.
+pub fn dumps_pairs(pairs: &[(String, String)]) -> String {
+    let mut out = String::from("{");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_str(&mut out, k, false);
+        out.push_str(": ");
+        out.push_str(v);
+    }
+    out.push('}');
+    out
+}
+
 /// Appends `json.dumps(v, ensure_ascii=False)` of a JSON value: integers as integers,
 /// other numbers as Python floats (`repr`).
 pub fn write_json(out: &mut String, v: &serde_json::Value) {

@@ -28,8 +28,9 @@
 //! content, which vLLM's one-shot drops (its stream keeps it).
 
 use super::coerce::{coerce, json_roundtrip, py_float, py_int, Types};
+use super::held_content::HeldContent;
 use super::{Parsed, Scan, ToolParser, ToolSchemas};
-use crate::pyjson::{dumps, dumps_str};
+use crate::pyjson::{dumps, dumps_pairs, dumps_str};
 use crate::pystr::py_space;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,10 +47,9 @@ pub struct DotsParser {
     buf: String,
     /// The block's text after its opener.
     block: String,
-    /// Whitespace held: dropped if it ends the content of an output with calls, or leads it.
-    pending: String,
-    /// Content other than whitespace has been sent.
-    content_seen: bool,
+    /// Whitespace around the calls.
+    #[serde(flatten)]
+    held: HeldContent,
     calls: usize,
     #[serde(skip)]
     schemas: Arc<ToolSchemas>,
@@ -128,20 +128,6 @@ fn convert(value: &str, ty: Option<Value>) -> String {
     }
 }
 
-fn object(args: &[(String, String)]) -> String {
-    let mut out = String::from("{");
-    for (i, (k, v)) in args.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&dumps_str(k));
-        out.push_str(": ");
-        out.push_str(v);
-    }
-    out.push('}');
-    out
-}
-
 /// The `name` of an element head (`<invoke name="f">`): the text after `name` and `=`.
 fn head_name(head: &str) -> Option<&str> {
     let rest = head.strip_prefix(char::is_whitespace)?.trim_start();
@@ -199,7 +185,7 @@ fn parse_block(body: &str, schemas: &ToolSchemas) -> Vec<(String, String)> {
                         None => args.push((key.to_string(), json)),
                     }
                 }
-                Some((name.to_string(), object(&args)))
+                Some((name.to_string(), dumps_pairs(&args)))
             })
             .collect();
     }
@@ -226,8 +212,7 @@ impl DotsParser {
             in_block: false,
             buf: String::new(),
             block: String::new(),
-            pending: String::new(),
-            content_seen: false,
+            held: HeldContent::default(),
             calls: 0,
             schemas,
         }
@@ -236,31 +221,6 @@ impl DotsParser {
     /// Gives a parser restored from a stream state its request's tool schemas.
     pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
         self.schemas = schemas;
-    }
-
-    /// Content, its trailing whitespace held until other text follows.
-    fn content(&mut self, text: &str, out: &mut Parsed) {
-        let body = text.trim_end_matches(py_space);
-        let tail = &text[body.len()..];
-        if !body.is_empty() {
-            // Whitespace that leads the content of an output with calls is dropped.
-            if self.content_seen || self.calls == 0 {
-                out.content.push_str(&self.pending);
-                out.content.push_str(body);
-            } else {
-                out.content.push_str(body.trim_start_matches(py_space));
-            }
-            self.pending.clear();
-            self.content_seen = true;
-        }
-        self.pending.push_str(tail);
-    }
-
-    /// A block that is no call: content as written.
-    fn verbatim(&mut self, text: &str, out: &mut Parsed) {
-        out.content.push_str(&std::mem::take(&mut self.pending));
-        out.content.push_str(text);
-        self.content_seen |= !text.chars().all(py_space);
     }
 }
 
@@ -290,10 +250,10 @@ impl Scan for DotsParser {
                     if at_end {
                         // Left open: the block is content as written.
                         let block = std::mem::take(&mut self.block);
-                        self.verbatim(&format!("{BLOCK_START}{block}"), out);
+                        self.held.verbatim(&format!("{BLOCK_START}{block}"), out);
                     }
                 } else {
-                    self.content(take, out);
+                    self.held.content(take, self.calls, out);
                 }
                 return text.len() - keep;
             };
@@ -302,9 +262,10 @@ impl Scan for DotsParser {
                 let block = std::mem::take(&mut self.block);
                 let calls = parse_block(&block, &self.schemas);
                 if calls.is_empty() {
-                    self.verbatim(&format!("{BLOCK_START}{block}{BLOCK_END}"), out);
-                } else if !self.content_seen {
-                    self.pending.clear();
+                    self.held
+                        .verbatim(&format!("{BLOCK_START}{block}{BLOCK_END}"), out);
+                } else {
+                    self.held.call_starts();
                 }
                 for (name, args) in calls {
                     out.start_call(self.calls, name, None);
@@ -312,7 +273,7 @@ impl Scan for DotsParser {
                     self.calls += 1;
                 }
             } else {
-                self.content(&rest[..at], out);
+                self.held.content(&rest[..at], self.calls, out);
             }
             self.in_block = !self.in_block;
             used += at + marker.len();
@@ -327,10 +288,6 @@ impl ToolParser for DotsParser {
 
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
-        // Whitespace that ends the content of an output with calls is dropped.
-        if self.calls == 0 {
-            out.content.push_str(&self.pending);
-        }
-        self.pending.clear();
+        self.held.finish(self.calls, out);
     }
 }

@@ -26,7 +26,7 @@
 
 use super::coerce::{coerce, Types};
 use super::{Parsed, Scan, ToolParser, ToolSchemas};
-use crate::pyjson::dumps_str;
+use crate::pyjson::dumps_pairs;
 use crate::pystr::py_space;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -120,17 +120,7 @@ fn parse_call(body: &str, schemas: &ToolSchemas) -> Option<(String, String)> {
         args.push((key.to_string(), coerce(raw, types)));
         rest = &after_value[value_end + VALUE_END.len()..];
     }
-    let mut out = String::from("{");
-    for (i, (k, v)) in args.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&dumps_str(k));
-        out.push_str(": ");
-        out.push_str(v);
-    }
-    out.push('}');
-    Some((name.to_string(), out))
+    Some((name.to_string(), dumps_pairs(&args)))
 }
 
 /// A closed group's calls, or `None` where vLLM makes the group content.

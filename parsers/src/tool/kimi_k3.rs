@@ -31,7 +31,7 @@
 //! the tools channel is dropped (as vLLM's stream and its one-shot of a wrapped response).
 
 use super::{Parsed, Scan, ToolParser};
-use crate::pyjson::dumps_str;
+use crate::pyjson::{dumps_pairs, dumps_str};
 use crate::tool::coerce::json_roundtrip;
 use serde::{Deserialize, Serialize};
 
@@ -208,17 +208,7 @@ fn arguments(body: &str) -> String {
         }
         rest = &after[end + end_len..];
     }
-    let mut out = String::from("{");
-    for (i, (k, v)) in args.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&dumps_str(k));
-        out.push_str(": ");
-        out.push_str(v);
-    }
-    out.push('}');
-    out
+    dumps_pairs(&args)
 }
 
 impl Default for KimiK3Parser {

@@ -28,6 +28,7 @@ mod engine_content;
 mod forced;
 mod forced_list;
 mod gemma;
+mod held_content;
 mod hy_types;
 mod hy_v4;
 mod inkling;

@@ -23,8 +23,9 @@
 //! its closing tag, as vLLM 0.33 reads it (0.32 drops the parameter).
 
 use super::coerce::{py_float, py_int};
+use super::held_content::HeldContent;
 use super::{Parsed, Scan, ToolParser, ToolSchemas};
-use crate::pyjson::{dumps_str, py_float_repr};
+use crate::pyjson::{dumps_pairs, dumps_str, py_float_repr};
 use crate::pystr::py_space;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,10 +57,9 @@ pub struct Step3Parser {
     buf: String,
     /// The section's text after its opener.
     section: String,
-    /// Whitespace held: dropped if it ends the content of an output with calls, or leads it.
-    pending: String,
-    /// Content other than whitespace has been sent.
-    content_seen: bool,
+    /// Whitespace around the calls.
+    #[serde(flatten)]
+    held: HeldContent,
     calls: usize,
     #[serde(skip)]
     schemas: Arc<ToolSchemas>,
@@ -119,17 +119,7 @@ fn parse_call(call: &str, schemas: &ToolSchemas) -> Option<(String, String)> {
         }
         rest = &body[end + PARAM_END.len()..];
     }
-    let mut out = String::from("{");
-    for (i, (k, v)) in params.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&dumps_str(k));
-        out.push_str(": ");
-        out.push_str(v);
-    }
-    out.push('}');
-    Some((name.to_string(), out))
+    Some((name.to_string(), dumps_pairs(&params)))
 }
 
 /// A closed section's calls, in order.
@@ -146,8 +136,7 @@ impl Step3Parser {
             mode: Mode::Content,
             buf: String::new(),
             section: String::new(),
-            pending: String::new(),
-            content_seen: false,
+            held: HeldContent::default(),
             calls: 0,
             schemas,
         }
@@ -156,31 +145,6 @@ impl Step3Parser {
     /// Gives a parser restored from a stream state its request's tool schemas.
     pub fn set_schemas(&mut self, schemas: Arc<ToolSchemas>) {
         self.schemas = schemas;
-    }
-
-    /// Content, its trailing whitespace held until other text follows.
-    fn content(&mut self, text: &str, out: &mut Parsed) {
-        let body = text.trim_end_matches(py_space);
-        let tail = &text[body.len()..];
-        if !body.is_empty() {
-            // Whitespace that leads the content of an output with calls is dropped.
-            if self.content_seen || self.calls == 0 {
-                out.content.push_str(&self.pending);
-                out.content.push_str(body);
-            } else {
-                out.content.push_str(body.trim_start_matches(py_space));
-            }
-            self.pending.clear();
-            self.content_seen = true;
-        }
-        self.pending.push_str(tail);
-    }
-
-    /// Text sent as written, whatever the calls.
-    fn verbatim(&mut self, text: &str, out: &mut Parsed) {
-        out.content.push_str(&std::mem::take(&mut self.pending));
-        out.content.push_str(text);
-        self.content_seen |= !text.chars().all(py_space);
     }
 }
 
@@ -195,7 +159,7 @@ impl Scan for Step3Parser {
             let rest = &text[used..];
             let (marker, next) = match self.mode {
                 Mode::After => {
-                    self.content(rest, out);
+                    self.held.content(rest, self.calls, out);
                     return text.len();
                 }
                 Mode::Content => (SECTION_START, Mode::Section),
@@ -209,24 +173,26 @@ impl Scan for Step3Parser {
                 };
                 let take = &rest[..rest.len() - keep];
                 match self.mode {
-                    Mode::Content => self.content(take, out),
+                    Mode::Content => self.held.content(take, self.calls, out),
                     _ => self.section.push_str(take),
                 }
                 if at_end && self.mode == Mode::Section {
                     // Left open: the section is content as written.
                     let section = std::mem::take(&mut self.section);
-                    self.verbatim(&format!("{SECTION_START}{section}"), out);
+                    self.held
+                        .verbatim(&format!("{SECTION_START}{section}"), out);
                 }
                 return text.len() - keep;
             };
             if self.mode == Mode::Content {
-                self.content(&rest[..at], out);
+                self.held.content(&rest[..at], self.calls, out);
             } else {
                 self.section.push_str(&rest[..at]);
                 let section = std::mem::take(&mut self.section);
                 let calls = parse_section(&section, &self.schemas);
                 if calls.is_empty() {
-                    self.verbatim(&format!("{SECTION_START}{section}{SECTION_END}"), out);
+                    self.held
+                        .verbatim(&format!("{SECTION_START}{section}{SECTION_END}"), out);
                 }
                 for (name, args) in calls {
                     out.start_call(self.calls, name, None);
@@ -247,10 +213,6 @@ impl ToolParser for Step3Parser {
 
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
-        // Whitespace that ends the content of an output with calls is dropped.
-        if self.calls == 0 {
-            out.content.push_str(&self.pending);
-        }
-        self.pending.clear();
+        self.held.finish(self.calls, out);
     }
 }

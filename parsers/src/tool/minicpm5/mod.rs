@@ -28,7 +28,7 @@ mod read;
 use super::coerce::loose;
 use super::{Parsed, Scan, ToolParser, ToolSchemas};
 use crate::partial_suffix;
-use crate::pyjson::{dumps, dumps_str};
+use crate::pyjson::{dumps, dumps_pairs, dumps_str};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -149,17 +149,7 @@ impl Minicpm5Parser {
         if !required.iter().all(|r| args.iter().any(|(a, _)| a == r)) {
             return None;
         }
-        let mut json = String::from("{");
-        for (n, (k, v)) in args.iter().enumerate() {
-            if n > 0 {
-                json.push_str(", ");
-            }
-            json.push_str(&dumps_str(k));
-            json.push_str(": ");
-            json.push_str(v);
-        }
-        json.push('}');
-        Some((name, json))
+        Some((name, dumps_pairs(&args)))
     }
 
     fn end_block(&mut self, out: &mut Parsed) {
