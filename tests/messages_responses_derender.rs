@@ -239,7 +239,8 @@ fn messages_stop_reasons() {
     // Nothing generated: one empty text block (the stream has none, as vLLM's).
     let out = one_shot(MESSAGES, &plain, &text("<|im_end|>"), "stop");
     assert_eq!(out["content"], json!([{"type": "text", "text": ""}]));
-    // Thinking disabled: no reasoning parser, the tags stay text.
+    // Thinking disabled (`enable_thinking: false`): qwen3's parser is all content, the tags
+    // stay text.
     let mut off = plain.clone();
     off["thinking"] = json!({"type": "disabled"});
     let out = one_shot(MESSAGES, &off, &text("<think>x</think>y"), "stop");

@@ -680,3 +680,69 @@ fn v_deepseek_v3_thinks_when_the_request_asks() {
         assert_eq!(rendered["reasoning_ended"], !thinks, "{extra}: {rendered}");
     }
 }
+
+/// Turning thinking off is each family's own, as each vLLM constructor reads the request's
+/// effective kwargs: qwen3's parser is then all content; minimax_m3's does not read
+/// `enable_thinking` and still splits its block; hy_v3's reads only `reasoning_effort`, and
+/// `none` is not its `no_think`, so it thinks. There is no server-wide "thinking off, no
+/// parser" rule.
+#[test]
+fn v_thinking_off_is_each_familys_own() {
+    let server = |parser: &str| {
+        let config = ServerConfig {
+            derender: DerenderConfig {
+                reasoning_parser: parser.into(),
+                tool_call_parser: "none".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        start_server(golden_registry(), config)
+    };
+    let messages = json!([{"role": "user", "content": "Hi"}]);
+    let off = json!({"enable_thinking": false});
+    for (parser, text, extra, want) in [
+        (
+            "qwen3",
+            "plan</think>answer",
+            json!({"chat_template_kwargs": off}),
+            (Value::Null, json!("plan</think>answer")),
+        ),
+        (
+            "qwen3",
+            "plan</think>answer",
+            json!({"reasoning_effort": "none"}),
+            (Value::Null, json!("plan</think>answer")),
+        ),
+        (
+            "minimax_m3",
+            "<mm:think>plan</mm:think>answer",
+            json!({"chat_template_kwargs": off}),
+            (json!("plan"), json!("answer")),
+        ),
+        (
+            "hy_v3",
+            "plan</think>answer",
+            json!({"reasoning_effort": "none"}),
+            (json!("plan"), json!("answer")),
+        ),
+    ] {
+        let base = server(parser);
+        let mut request = json!({"model": "qwen3", "messages": messages});
+        for (k, v) in extra.as_object().unwrap() {
+            request[k] = v.clone();
+        }
+        let body = json!({"model": "qwen3", "generate_response": generate_response(json!(ids(text))),
+            "chat_request": request});
+        let r = client()
+            .post(format!("{base}{CHAT}"))
+            .json(&body)
+            .send()
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        let out = r.json::<Value>().unwrap();
+        let message = &out["choices"][0]["message"];
+        assert_eq!(message["reasoning"], want.0, "{parser} {extra}: {out}");
+        assert_eq!(message["content"], want.1, "{parser} {extra}: {out}");
+    }
+}

@@ -68,6 +68,16 @@ pub struct TagSpec {
     /// `<|im_end|>` and reserved tokens).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<String>,
+    /// The output starts in content, and a start tag anywhere in it opens reasoning (an
+    /// end tag in content is dropped, a start tag inside reasoning too): vLLM's parser
+    /// engines whose grammar has a content-to-reasoning transition, run with thinking off
+    /// (deepseek_v4, minicpmv).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub opens_anywhere: bool,
+    /// Reasoning is split off and then dropped, not sent (vLLM's minicpmv with thinking
+    /// off: a stray `<think>…</think>` is neither content nor reasoning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reasoning_dropped: bool,
 }
 
 /// Rules of one family beyond the tag pair.
@@ -105,6 +115,9 @@ pub enum TagVariant {
     /// granite_thinking.py`) reads it: the rules above, and the content's leading newlines
     /// are dropped (its template writes `\n</think>\n`).
     GraniteThinking,
+    /// Granite thinking with thinking off: [`TagVariant::Identity`], the content's leading
+    /// newlines still dropped (vLLM's one-shot strips them after its qwen3 identity).
+    GraniteThinkingOff,
     /// MiniMax-M2's `minimax_m2_append_think`, as vLLM's `MiniMaxM2AppendThinkReasoningParser`
     /// writes it: nothing is reasoning; the content is the output with the start tag (which
     /// the template wrote) in front of it, so a client gets `<think>…</think>answer` back
@@ -128,6 +141,19 @@ impl TagVariant {
     fn is_plain(&self) -> bool {
         *self == TagVariant::Plain
     }
+
+    /// All content, no tags read.
+    fn is_identity(&self) -> bool {
+        matches!(self, TagVariant::Identity | TagVariant::GraniteThinkingOff)
+    }
+
+    /// The content's leading newlines are dropped.
+    fn drops_leading_newlines(&self) -> bool {
+        matches!(
+            self,
+            TagVariant::GraniteThinking | TagVariant::GraniteThinkingOff
+        )
+    }
 }
 
 /// What Gemma 4 writes at the start of its reasoning, dropped by vLLM.
@@ -147,18 +173,17 @@ impl TagSpec {
     /// reasoning. `id` gives a tag's token ID (tags that are not one token never match).
     ///
     /// * Basic rule (`reasoning/basic_parsers.py`, no turn boundaries): the last start or end
-    ///   tag in the prompt decides; neither is `false`.
+    ///   tag in the prompt decides; neither is `false` (`true` with `opens_anywhere`: a
+    ///   parser engine run with thinking off does not wait for reasoning).
     /// * Parser-engine rule (`parser/engine/parser_engine.py`, with turn boundaries): back
     ///   from the end, an end tag (or the implicit end marker) is `true`, a start tag
     ///   `false`; a turn boundary stops the scan, and then reasoning has ended unless the
-    ///   output starts in it (`thinking` on and `starts_in_reasoning`).
-    pub fn prompt_ends_reasoning(
-        &self,
-        prompt: &[u32],
-        thinking: bool,
-        id: impl Fn(&str) -> Option<u32>,
-    ) -> bool {
-        if self.variant == TagVariant::Identity {
+    ///   output starts in it (`starts_in_reasoning`).
+    ///
+    /// The request's thinking switch is already in the spec: each family's entry builds it
+    /// from the request's settings, as vLLM's constructor reads them.
+    pub fn prompt_ends_reasoning(&self, prompt: &[u32], id: impl Fn(&str) -> Option<u32>) -> bool {
+        if self.variant.is_identity() {
             return true;
         }
         let start = id(&self.start);
@@ -172,7 +197,7 @@ impl TagSpec {
                     return true;
                 }
             }
-            return false;
+            return self.opens_anywhere;
         }
         let implicit = self.implicit_end.as_deref().and_then(&id);
         let bounds: Vec<u32> = self.turn_boundaries.iter().filter_map(|b| id(b)).collect();
@@ -187,7 +212,7 @@ impl TagSpec {
                 break;
             }
         }
-        !(thinking && self.starts_in_reasoning)
+        !self.starts_in_reasoning
     }
 }
 
@@ -258,7 +283,8 @@ impl TagReasoningParser {
     /// The markers dropped from content: the end tag after reasoning has ended (formats
     /// that start in reasoning, unless `literal_tags`), and `content_drop`.
     fn drops_in_content(&self) -> impl Iterator<Item = &str> {
-        let end = (self.spec.starts_in_reasoning && !self.spec.literal_tags)
+        let end = ((self.spec.starts_in_reasoning && !self.spec.literal_tags)
+            || self.spec.opens_anywhere)
             .then_some(self.spec.end.as_str());
         end.into_iter().chain(self.spec.content_drop.as_deref())
     }
@@ -286,7 +312,7 @@ impl TagReasoningParser {
                         self.mode = Mode::Content;
                     }
                 }
-                Mode::Start if self.spec.variant == TagVariant::Identity => {
+                Mode::Start if self.spec.variant.is_identity() || self.spec.opens_anywhere => {
                     self.mode = Mode::Content;
                 }
                 Mode::Start if self.spec.variant == TagVariant::AppendThink => {
@@ -351,6 +377,7 @@ impl TagReasoningParser {
                     // inside reasoning is dropped, as vLLM 0.33 drops it (the qwen3 engine's
                     // REASONING + THINK_START; deepseek_r1's stream).
                     let drops_tags = (self.spec.starts_in_reasoning
+                        || self.spec.opens_anywhere
                         || self.spec.variant == TagVariant::Gemma4)
                         && !self.spec.literal_tags;
                     let start_at = drops_tags
@@ -404,8 +431,10 @@ impl TagReasoningParser {
                     // An end tag after reasoning has ended is dropped, as vLLM 0.33's qwen3
                     // engine drops it ("absorb duplicate </think>") and its deepseek_r1
                     // stream; so is the spec's `content_drop` marker.
-                    // PLaMo 3: a start tag in the content opens reasoning again.
-                    let reopen = (self.spec.variant == TagVariant::Plamo3)
+                    // PLaMo 3 (and `opens_anywhere`): a start tag in the content opens
+                    // reasoning (again).
+                    let reopen = (self.spec.variant == TagVariant::Plamo3
+                        || self.spec.opens_anywhere)
                         .then_some(self.spec.start.as_str());
                     loop {
                         let first = self
@@ -623,10 +652,17 @@ impl TagReasoningParser {
 }
 
 impl TagReasoningParser {
+    /// `reasoning_dropped`: the reasoning sent from `from` on is taken back.
+    fn drop_reasoning(&self, out: &mut Split, from: usize) {
+        if self.spec.reasoning_dropped {
+            out.reasoning.truncate(from);
+        }
+    }
+
     /// Granite thinking: drops the newlines at the start of the content, in the content sent
     /// from `from` on; once other content is sent, nothing more is dropped.
     fn drop_leading_newlines(&mut self, out: &mut Split, from: usize) {
-        if self.spec.variant != TagVariant::GraniteThinking || self.prefix_done {
+        if !self.spec.variant.drops_leading_newlines() || self.prefix_done {
             return;
         }
         let Some(sent) = out.content.get(from..) else {
@@ -643,23 +679,25 @@ impl TagReasoningParser {
 
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
-        if self.own_machine(text, false, out) {
-            return;
+        let sent = out.reasoning.len();
+        if !self.own_machine(text, false, out) {
+            let text = self.drop_markers(text, false);
+            self.held.push_str(&text);
+            let from = out.content.len();
+            self.step(out);
+            self.drop_leading_newlines(out, from);
         }
-        let text = self.drop_markers(text, false);
-        self.held.push_str(&text);
-        let from = out.content.len();
-        self.step(out);
-        self.drop_leading_newlines(out, from);
+        self.drop_reasoning(out, sent);
     }
 
     fn finish(&mut self, out: &mut Split) {
-        if self.own_machine("", true, out) {
-            return;
+        let sent = out.reasoning.len();
+        if !self.own_machine("", true, out) {
+            let from = out.content.len();
+            self.finish_tags(out);
+            self.drop_leading_newlines(out, from);
         }
-        let from = out.content.len();
-        self.finish_tags(out);
-        self.drop_leading_newlines(out, from);
+        self.drop_reasoning(out, sent);
     }
 }
 

@@ -148,14 +148,8 @@ fn identity_entries_read_every_prompt_as_past_reasoning() {
     for name in ["deepseek_v3", "hy_v3"] {
         let p = reasoning_parser(name).expect(name);
         // vLLM's IdentityReasoningParser.is_reasoning_end: always true.
-        assert!(
-            p.spec().prompt_ends_reasoning(&[], true, |_| Some(7)),
-            "{name}"
-        );
-        assert!(
-            p.spec().prompt_ends_reasoning(&[7], false, |_| Some(7)),
-            "{name}"
-        );
+        assert!(p.spec().prompt_ends_reasoning(&[], |_| Some(7)), "{name}");
+        assert!(p.spec().prompt_ends_reasoning(&[7], |_| Some(7)), "{name}");
     }
 }
 
@@ -250,4 +244,64 @@ fn request_settings_switch_the_families_that_read_them() {
             .spec()
             .starts_in_reasoning
     );
+}
+
+/// A request that turns thinking off gets what each family's vLLM constructor builds then:
+/// there is no rule across families. The render's `reasoning_ended` reads the same spec.
+#[test]
+fn thinking_off_is_each_familys_own() {
+    use llm_render_parsers::{reasoning_parser_with, ParserSettings, TagVariant};
+    let kw = |v: serde_json::Value| ParserSettings::new(v.as_object().cloned().unwrap());
+    let spec =
+        |name: &str, s: &ParserSettings| reasoning_parser_with(name, s).unwrap().spec().clone();
+    // `reasoning_effort: none` merges `enable_thinking: false` in, as vLLM does.
+    let effort_none = ParserSettings::from_request(None, Some("none"));
+    let off = kw(serde_json::json!({"enable_thinking": false}));
+    for s in [&off, &effort_none] {
+        for name in [
+            "qwen3",
+            "seed_oss",
+            "mimo",
+            "nemotron_v3",
+            "glm47",
+            "glm45",
+            "ling3",
+            "kimi_k2",
+            "kimi_k3",
+            "holo2",
+            "deepseek_v3",
+            "poolside_v1",
+        ] {
+            assert_eq!(spec(name, s).variant, TagVariant::Identity, "{name}");
+        }
+        assert_eq!(
+            spec("granite_thinking_parser", s).variant,
+            TagVariant::GraniteThinkingOff
+        );
+        // Output starts in content; a `<think>` anywhere opens reasoning (minicpmv drops it).
+        for name in ["deepseek_v4", "deepseek_v41", "minicpmv"] {
+            let t = spec(name, s);
+            assert!(t.opens_anywhere && !t.starts_in_reasoning, "{name}");
+            assert_eq!(t.reasoning_dropped, name == "minicpmv", "{name}");
+            assert!(t.prompt_ends_reasoning(&[], |_| Some(7)), "{name}");
+        }
+        // Not read: they split as with thinking on.
+        for name in ["step3p5", "deepseek_r1", "minimax_m2"] {
+            assert!(spec(name, s).starts_in_reasoning, "{name}");
+        }
+    }
+    // k2_horizon: `enable_thinking` is not read; vLLM refuses effort `none`.
+    assert!(spec("k2_horizon", &off).starts_in_reasoning);
+    assert!(reasoning_parser_with("k2_horizon", &effort_none).is_none());
+    // deepseek_v4: `reasoning_effort: none` turns it off even with `enable_thinking: true`.
+    let v4 = kw(serde_json::json!({"enable_thinking": true, "reasoning_effort": "none"}));
+    assert!(spec("deepseek_v4", &v4).opens_anywhere);
+    // glm47: `thinking: true` wins over `enable_thinking: false`.
+    let either = kw(serde_json::json!({"thinking": true, "enable_thinking": false}));
+    assert!(spec("glm47", &either).starts_in_reasoning);
+    // hy_v3, hy_v4: effort `none` is not `no_think`: they think.
+    assert!(spec("hy_v3", &effort_none).starts_in_reasoning);
+    assert!(spec("hy_v4", &effort_none).starts_in_reasoning);
+    let no_think = kw(serde_json::json!({"reasoning_effort": "no_think"}));
+    assert_eq!(spec("hy_v4", &no_think).variant, TagVariant::Identity);
 }

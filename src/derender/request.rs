@@ -327,25 +327,15 @@ pub fn schemas(req: &Map<String, Value>) -> Arc<ToolSchemas> {
 }
 
 /// The reasoning parser for a request: by the server setting, built from the request's
-/// settings (its kwargs and `reasoning_effort`, as vLLM hands them to the constructor); off
-/// when the request turns thinking off (`chat_template_kwargs.enable_thinking: false`, as
-/// vLLM's qwen3 parser).
+/// settings (its kwargs and `reasoning_effort`, as vLLM hands them to the constructor). What
+/// turning thinking off does is each family's own (its entry reads the settings as vLLM's
+/// constructor does): qwen3's is all content, hy_v3 and minimax_m3 do not read
+/// `enable_thinking`, deepseek_v4's still reads a `<think>` block.
 fn reasoning_for(
     setting: &str,
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<TagReasoningParser> {
-    // As the render sets it: the request's own, else from `reasoning_effort`.
-    let thinking_off = match req
-        .get("chat_template_kwargs")
-        .and_then(|k| k.get("enable_thinking"))
-    {
-        Some(v) => v.as_bool() == Some(false),
-        None => req.get("reasoning_effort").and_then(Value::as_str) == Some("none"),
-    };
-    if thinking_off {
-        return None;
-    }
     let settings = ParserSettings::from_request(
         req.get("chat_template_kwargs").and_then(Value::as_object),
         req.get("reasoning_effort").and_then(Value::as_str),

@@ -263,10 +263,9 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     let reasoning_ended = if !include_reasoning || harmony_reasoning {
         Some(true)
     } else {
-        spec.as_ref().map(|s| {
-            let thinking = kwargs.get("enable_thinking") != Some(&Value::Bool(false));
-            s.prompt_ends_reasoning(prompt, thinking, |t| model.tokenizer.token_to_id(t))
-        })
+        // The request's thinking switch is in the spec, read by its family's entry.
+        spec.as_ref()
+            .map(|s| s.prompt_ends_reasoning(prompt, |t| model.tokenizer.token_to_id(t)))
     };
     let parse_context = json!({
         "tools": tools(req),

@@ -61,6 +61,60 @@ fn thinking_asked(s: &ParserSettings) -> bool {
     s.truthy("thinking") || s.truthy("enable_thinking")
 }
 
+/// vLLM's qwen3 engine's switch (and its subclasses', plamo3's, minicpmv's):
+/// `chat_kwargs.get("enable_thinking", True)`, on unless set and falsy.
+fn enable_thinking(s: &ParserSettings) -> bool {
+    s.chat_template_kwargs
+        .get("enable_thinking")
+        .is_none_or(truthy)
+}
+
+/// vLLM's GLM-4.7 engine's switch (glm47, glm45, ling3, kimi_k2): on unless `thinking` or
+/// `enable_thinking` is set; then on if either is truthy.
+fn glm_thinking(s: &ParserSettings) -> bool {
+    match (s.get("thinking"), s.get("enable_thinking")) {
+        (None, None) => true,
+        (t, e) => t.is_some_and(truthy) || e.is_some_and(truthy),
+    }
+}
+
+/// vLLM's DeepSeek-V4 engine's switch (deepseek_v4, deepseek_v41): on unless `thinking` or
+/// `enable_thinking` is a key (then on if either is truthy), and off with
+/// `reasoning_effort: "none"` either way.
+fn deepseek_v4_thinking(s: &ParserSettings) -> bool {
+    let k = &s.chat_template_kwargs;
+    let asked = if k.contains_key("thinking") || k.contains_key("enable_thinking") {
+        s.truthy("thinking") || s.truthy("enable_thinking")
+    } else {
+        true
+    };
+    asked && s.str("reasoning_effort") != Some("none")
+}
+
+/// The DeepSeek-V4 engine with thinking off: output starts in content, and a start tag
+/// anywhere opens reasoning (its grammar's content-to-reasoning transition).
+fn deepseek_v4_tags(implicit_end: &str, s: &ParserSettings) -> TagReasoningParser {
+    if deepseek_v4_thinking(s) {
+        return engine_tags("<think>", "</think>", implicit_end, &[], true);
+    }
+    TagReasoningParser::new(TagSpec {
+        start: "<think>".into(),
+        end: "</think>".into(),
+        implicit_end: Some(implicit_end.into()),
+        trim_reasoning_end: true,
+        opens_anywhere: true,
+        ..TagSpec::default()
+    })
+}
+
+/// GLM-4.7's engine (glm47, glm45, ling3), the identity with thinking off.
+fn glm_tags(s: &ParserSettings) -> TagReasoningParser {
+    if !glm_thinking(s) {
+        return identity();
+    }
+    engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)
+}
+
 /// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
 const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
 /// GLM's turn tokens.
@@ -84,16 +138,25 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // As vLLM 0.33's qwen3 parser (`vllm/parser/qwen3.py`): with thinking on, output
         // starts in reasoning (Qwen3-2507 thinking templates write `<think>` into the prompt;
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
-        // Thinking off (`enable_thinking: false`) turns the parser off per request.
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        // Thinking off (`enable_thinking` set and falsy): its one-shot is all content (its
+        // stream drops a `</think>`; goldens list it).
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(identity());
+            }
+            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "seed_oss",
         help: "Seed-OSS: <seed:think>…</seed:think>; <seed:tool_call> also ends reasoning",
         model_patterns: &["seed-oss", "seed_oss"],
-        // vLLM's seed_oss is its qwen3 engine with Seed's tags.
-        make: |_| {
+        // vLLM's seed_oss is its qwen3 engine with Seed's tags (and its switch).
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(identity());
+            }
             let bounds = ["<seed:bos>", "<seed:eos>"];
             Some(engine_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", &bounds, false))
         },
@@ -103,7 +166,8 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "step3p5",
         help: "Step-3.5: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["step-3.5", "step3p5", "step3.5"],
-        // vLLM's step3p5 is its qwen3 engine, always thinking, reasoning right-stripped.
+        // vLLM's step3p5 is its qwen3 engine, always thinking (`enable_thinking` is not
+        // read), reasoning right-stripped.
         make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
         keeps_special_tokens: true,
     },
@@ -111,8 +175,13 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "mimo",
         help: "MiMo-V2: qwen3's <think>…</think>",
         model_patterns: &["mimo-v2"],
-        // vLLM's mimo reasoning is its qwen3 engine unchanged.
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false)),
+        // vLLM's mimo reasoning is its qwen3 engine unchanged (its switch too).
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(identity());
+            }
+            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -120,10 +189,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Nemotron 3: qwen3's <think>…</think>, reasoning's trailing whitespace dropped",
         model_patterns: &["nemotron-3", "nemotron_3", "nemotron_v3"],
         // vLLM's nemotron_v3 (`vllm/parser/nemotron_v3.py`) is its qwen3 engine with the
-        // reasoning right-stripped. Its swap of an empty content with the reasoning under
+        // reasoning right-stripped; with thinking off (`enable_thinking` falsy) its one-shot
+        // is all content. Its swap of an empty content with the reasoning under
         // `enable_thinking: false` gives what the parser being off gives (all content); the
         // one under `force_nonempty_content: true` is not done.
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true)),
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(identity());
+            }
+            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -131,8 +206,15 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Granite 4.2 thinking: nemotron_v3's <think>…</think>, the content's leading newlines dropped",
         model_patterns: &["granite-4.2"],
         // vLLM's granite_thinking_parser (`vllm/parser/granite_thinking.py`): nemotron_v3's
-        // engine, and the newlines its template writes after `</think>` dropped.
-        make: |_| {
+        // engine, and the newlines its template writes after `</think>` dropped. Thinking
+        // off (`enable_thinking` falsy): all content, its leading newlines still dropped.
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(TagReasoningParser::new(TagSpec {
+                    variant: TagVariant::GraniteThinkingOff,
+                    ..TagSpec::default()
+                }));
+            }
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
@@ -167,14 +249,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        // Thinking off (`thinking`/`enable_thinking` set, neither truthy): all content. (vLLM
+        // ignores the switch for GLM-5.3's template, which has none; not read here.)
+        make: |s| Some(glm_tags(s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "glm45",
         help: "GLM-4.5/4.6: vLLM's second name for glm47",
         model_patterns: &[],
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        make: |s| Some(glm_tags(s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -183,7 +267,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["ling-3", "ling3"],
         // vLLM's ling3 (`vllm/parser/ling3.py`) is its GLM-4.7 engine, thinking on unless the
         // request's `thinking` or `enable_thinking` is false (then the identity).
-        make: |_| Some(engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)),
+        make: |s| Some(glm_tags(s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -191,7 +275,13 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "Kimi K2 thinking: <think>…</think>; the tool-calls section also ends it",
         // Kimi-K2-Instruct does not think: only the thinking models pick it.
         model_patterns: &["kimi-k2-thinking"],
-        make: |_| Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true)),
+        // Its switch is GLM-4.7's: thinking off, all content.
+        make: |s| {
+            if !glm_thinking(s) {
+                return Some(identity());
+            }
+            Some(engine_tags("<think>", "</think>", "<|tool_calls_section_begin|>", &[], true))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -340,7 +430,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "deepseek_v41",
         help: "DeepSeek-V4.1: <think>…</think>; a spaced DSML calls block also ends it",
         model_patterns: &["deepseek-v4.1", "deepseek_v41"],
-        make: |_| Some(engine_tags("<think>", "</think>", "<｜DSML｜ calls>", &[], true)),
+        make: |s| Some(deepseek_v4_tags("<｜DSML｜ calls>", s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -358,7 +448,10 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "deepseek_v4",
         help: "DeepSeek-V4: <think>…</think>; a DSML tool-calls block also ends it",
         model_patterns: &["deepseek-v4"],
-        make: |_| Some(engine_tags("<think>", "</think>", "<｜DSML｜tool_calls>", &[], true)),
+        // Thinking off (`thinking`/`enable_thinking` set and neither truthy, or
+        // `reasoning_effort: none`): output starts in content, a `<think>` anywhere opens
+        // reasoning.
+        make: |s| Some(deepseek_v4_tags("<｜DSML｜tool_calls>", s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -407,18 +500,23 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["minicpm-v", "minicpmv", "minicpm5", "minicpm-5"],
         // vLLM's minicpmv parser: its qwen3 grammar (thinking on by default, no turn
         // boundaries), `<|im_end|>`, `<reserved_12..15>` and `<|reserved_12..15|>` dropped.
-        make: |_| {
+        // Thinking off (`enable_thinking` falsy): output starts in content, and a stray
+        // `<think>…</think>` anywhere is dropped (neither content nor reasoning).
+        make: |s| {
             let mut dropped = vec!["<|im_end|>".to_string()];
             for n in 12..16 {
                 dropped.push(format!("<reserved_{n}>"));
                 dropped.push(format!("<|reserved_{n}|>"));
             }
+            let thinking = enable_thinking(s);
             Some(TagReasoningParser::new(TagSpec {
                 start: "<think>".into(),
                 end: "</think>".into(),
-                starts_in_reasoning: true,
+                starts_in_reasoning: thinking,
                 implicit_end: Some("<tool_call>".into()),
                 dropped,
+                opens_anywhere: !thinking,
+                reasoning_dropped: !thinking,
                 ..TagSpec::default()
             }))
         },
@@ -490,7 +588,12 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "holo2",
         help: "Holo2: DeepSeek-R1's <think>…</think>",
         model_patterns: &["holo2"],
-        make: |_| Some(tags("<think>", "</think>", true)),
+        // vLLM's DeepSeekV3ReasoningWithThinkingParser: deepseek_v3's switch, on when the
+        // request sets neither `thinking` nor `enable_thinking`.
+        make: |s| {
+            let unset = s.get("thinking").is_none() && s.get("enable_thinking").is_none();
+            Some(if unset || thinking_asked(s) { tags("<think>", "</think>", true) } else { identity() })
+        },
         keeps_special_tokens: false,
     },
     ReasoningEntry {
@@ -505,9 +608,17 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "PLaMo 3: <|plamo:begin_think:plamo|>…<|plamo:end_think:plamo|>, output starts in reasoning; the tool block and <|plamo:tag|> also end it",
         model_patterns: &["plamo-3", "plamo3"],
         // vLLM's plamo3 parser engine with thinking on (its default; `enable_thinking: false`
-        // turns it off). The markers are several tokens each, so the prompt scan sees only
+        // turns it off: no reasoning markers are read, all content but `<|plamo:tag|>`).
+        // The markers are several tokens each, so the prompt scan sees only
         // `<|plamo:tag|>`, where it stops.
-        make: |_| {
+        make: |s| {
+            if !enable_thinking(s) {
+                return Some(TagReasoningParser::new(TagSpec {
+                    content_drop: Some("<|plamo:tag|>".into()),
+                    variant: TagVariant::Identity,
+                    ..TagSpec::default()
+                }));
+            }
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|plamo:begin_think:plamo|>".into(),
                 end: "<|plamo:end_think:plamo|>".into(),
@@ -542,9 +653,17 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "hy_v4",
-        help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning",
+        help: "Hunyuan (hy_v4): <think>…</think>, output starts in reasoning; all content with reasoning_effort no_think",
         model_patterns: &[],
-        make: |_| Some(tags("<think>", "</think>", true)),
+        // vLLM's HYV4ReasoningParser: thinking unless the effort (the kwargs', default
+        // `high`) is `no_think`; `enable_thinking` is not read.
+        make: |s| {
+            let effort = s.get("reasoning_effort").filter(|v| truthy(v));
+            Some(match effort {
+                Some(e) if e == "no_think" => identity(),
+                _ => tags("<think>", "</think>", true),
+            })
+        },
         keeps_special_tokens: false,
     },
     ReasoningEntry {
