@@ -27,6 +27,10 @@ effective kwargs; a case may give its own (`"parser_kwargs"` on the case, in pla
 file's), to set a family's per-request switch both ways. The kwargs a case ran with are
 written to its golden line (`"parser_kwargs"`), and `parsers/tests/family_goldens.rs` builds
 ours from them (`ParserSettings`).
+A reasoning case file with `"stream_finalize": true` has its stream end as serving's
+`DelegatingParser.finalize_generation` ends it: where the parser never confirmed the end of
+reasoning, its `get_streaming_fallback_content` is added to the content (nemotron_v3's
+`force_nonempty_content`). Off elsewhere, so other families' goldens stay as generated.
 A case file may add tools to the shared ones (`"tools_extra"`, a list in OpenAI's `tools`
 form) where its source's test declares its own.
 
@@ -132,13 +136,18 @@ def run_tool(cls, tok, req, text):
     return nonstream, stream
 
 
-def run_reasoning(cls, tok, req, text, kwargs=None):
+def run_reasoning(cls, tok, req, text, kwargs=None, finalize=False):
     # A fresh copy each time: a constructor may write into the kwargs (deepseek_v3's).
     reasoning, content = cls(tok, **copy.deepcopy(kwargs or {})).extract_reasoning(text, req)
     nonstream = {"content": content or "", "reasoning": reasoning or ""}
     p = cls(tok, **copy.deepcopy(kwargs or {}))
     sc, sr = "", ""
     deltas = [p.extract_reasoning_streaming(*step) for step in token_steps(tok, text)]
+    fallback = getattr(p, "get_streaming_fallback_content", None)
+    if finalize and fallback is not None and not p.has_engine_confirmed_reasoning_end():
+        # Serving's DelegatingParser.finalize_generation, on the last token's delta: reasoning
+        # never ended, the parser's fallback is added as content (before the flush below).
+        sc += fallback(text, req) or ""
     if hasattr(p, "finish_streaming"):
         deltas.append(p.finish_streaming())
     for dm in deltas:
@@ -214,7 +223,8 @@ def run_family(out, spec):
                     line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
                 else:
                     line["nonstream"], line["stream"] = run(
-                        cls, tok, case_req, case["text"], kwargs)
+                        cls, tok, case_req, case["text"], kwargs,
+                        spec.get("stream_finalize", False))
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding
                 line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
             for k in ("ours", "why"):

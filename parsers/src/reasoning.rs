@@ -78,6 +78,11 @@ pub struct TagSpec {
     /// off: a stray `<think>…</think>` is neither content nor reasoning).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reasoning_dropped: bool,
+    /// At `finish()`, when no content was sent, the reasoning is sent again as the content
+    /// (vLLM's nemotron_v3 and granite_thinking_parser under `force_nonempty_content`, whose
+    /// stream promotes the reasoning it sent to content at the end).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeat_reasoning_if_no_content: bool,
 }
 
 /// Rules of one family beyond the tag pair.
@@ -246,6 +251,11 @@ pub struct TagReasoningParser {
     /// leading end tag; Granite thinking: the content's leading newlines.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     prefix_done: bool,
+    /// With `repeat_reasoning_if_no_content`: the reasoning sent so far, to send again as
+    /// the content at `finish()`. Held only while no content has been sent: dropped (`None`)
+    /// as soon as any content is, so a stream's state stays small once its answer starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unanswered: Option<String>,
 }
 
 impl TagReasoningParser {
@@ -261,6 +271,7 @@ impl TagReasoningParser {
             Mode::Start
         };
         let may_drop_start = spec.starts_in_reasoning && !spec.keep_leading_start;
+        let spec_repeat = spec.repeat_reasoning_if_no_content;
         TagReasoningParser {
             spec,
             mode,
@@ -270,6 +281,7 @@ impl TagReasoningParser {
             muse: Default::default(),
             inkling: Default::default(),
             prefix_done: false,
+            unanswered: spec_repeat.then(String::new),
         }
     }
 
@@ -677,8 +689,37 @@ impl TagReasoningParser {
     }
 }
 
+impl TagReasoningParser {
+    /// `repeat_reasoning_if_no_content`: notes what one step sent (reasoning from
+    /// `reasoning_from` on, content from `content_from` on); any content ends the holding.
+    fn note_unanswered(&mut self, out: &Split, reasoning_from: usize, content_from: usize) {
+        if out.content.len() > content_from {
+            self.unanswered = None;
+        } else if let Some(kept) = &mut self.unanswered {
+            kept.push_str(out.reasoning.get(reasoning_from..).unwrap_or_default());
+        }
+    }
+}
+
 impl ReasoningParser for TagReasoningParser {
     fn push(&mut self, text: &str, out: &mut Split) {
+        let (reasoning_sent, content_sent) = (out.reasoning.len(), out.content.len());
+        self.push_step(text, out);
+        self.note_unanswered(out, reasoning_sent, content_sent);
+    }
+
+    fn finish(&mut self, out: &mut Split) {
+        let (reasoning_sent, content_sent) = (out.reasoning.len(), out.content.len());
+        self.finish_step(out);
+        self.note_unanswered(out, reasoning_sent, content_sent);
+        if let Some(kept) = self.unanswered.take() {
+            out.content.push_str(&kept);
+        }
+    }
+}
+
+impl TagReasoningParser {
+    fn push_step(&mut self, text: &str, out: &mut Split) {
         let sent = out.reasoning.len();
         if !self.own_machine(text, false, out) {
             let text = self.drop_markers(text, false);
@@ -690,7 +731,7 @@ impl ReasoningParser for TagReasoningParser {
         self.drop_reasoning(out, sent);
     }
 
-    fn finish(&mut self, out: &mut Split) {
+    fn finish_step(&mut self, out: &mut Split) {
         let sent = out.reasoning.len();
         if !self.own_machine("", true, out) {
             let from = out.content.len();

@@ -157,3 +157,61 @@ mod fuzz {
         }
     }
 }
+
+/// nemotron_v3's and granite_thinking_parser's `force_nonempty_content: true`: no content by
+/// `finish()`, the reasoning is sent again as the content, in any chunking; the state holds
+/// the reasoning only until content appears.
+#[test]
+fn force_nonempty_content_repeats_reasoning_in_any_chunking() {
+    use llm_render_parsers::{reasoning_parser_with, ParserSettings};
+    let kwargs = serde_json::json!({"force_nonempty_content": true});
+    let settings = ParserSettings::new(kwargs.as_object().unwrap().clone());
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "nemotron_v3",
+            "Still thinking 🤔 about",
+            "Still thinking 🤔 about",
+            "Still thinking 🤔 about",
+        ),
+        (
+            "nemotron_v3",
+            "<think>only thoughts  \n</think>",
+            "only thoughts",
+            "only thoughts",
+        ),
+        (
+            "nemotron_v3",
+            "<think>r</think>\n\nIt is mild.",
+            "r",
+            "\n\nIt is mild.",
+        ),
+        ("granite_thinking_parser", "<think>r</think>\n\n", "r", "r"),
+        ("granite_thinking_parser", "<think>r</think>\nA", "r", "A"),
+    ];
+    for &(name, text, reasoning, content) in cases {
+        for chunks in chunkings(text) {
+            let mut p = reasoning_parser_with(name, &settings).unwrap();
+            let mut out = Split::default();
+            for c in &chunks {
+                p.push(c, &mut out);
+            }
+            p.finish(&mut out);
+            assert_eq!(
+                (out.reasoning.as_str(), out.content.as_str()),
+                (reasoning, content),
+                "{name} {chunks:?}"
+            );
+        }
+    }
+    // Content seen: the held reasoning is dropped from the state.
+    let mut p = reasoning_parser_with("nemotron_v3", &settings).unwrap();
+    let mut out = Split::default();
+    p.push("<think>a long thought</think>", &mut out);
+    assert!(serde_json::to_string(&p)
+        .unwrap()
+        .contains("a long thought"));
+    p.push("Answer", &mut out);
+    assert!(!serde_json::to_string(&p)
+        .unwrap()
+        .contains("a long thought"));
+}

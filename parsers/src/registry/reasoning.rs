@@ -31,7 +31,24 @@ fn engine_tags(
     turn_boundaries: &[&str],
     trim_reasoning_end: bool,
 ) -> TagReasoningParser {
-    TagReasoningParser::new(TagSpec {
+    TagReasoningParser::new(engine_spec(
+        start,
+        end,
+        implicit_end,
+        turn_boundaries,
+        trim_reasoning_end,
+    ))
+}
+
+/// [`engine_tags`]'s spec, for a family that sets more of it.
+fn engine_spec(
+    start: &str,
+    end: &str,
+    implicit_end: &str,
+    turn_boundaries: &[&str],
+    trim_reasoning_end: bool,
+) -> TagSpec {
+    TagSpec {
         start: start.into(),
         end: end.into(),
         starts_in_reasoning: true,
@@ -39,7 +56,7 @@ fn engine_tags(
         turn_boundaries: turn_boundaries.iter().map(|b| b.to_string()).collect(),
         trim_reasoning_end,
         ..TagSpec::default()
-    })
+    }
 }
 
 /// Muse's channel messages, cut by their own machine. The tags are what the render and the
@@ -67,6 +84,12 @@ fn enable_thinking(s: &ParserSettings) -> bool {
     s.chat_template_kwargs
         .get("enable_thinking")
         .is_none_or(truthy)
+}
+
+/// vLLM's nemotron_v3 (and granite_thinking_parser) `_should_force_content` under thinking
+/// on: the request's `force_nonempty_content` is `True` itself (`is True`: not just truthy).
+fn force_nonempty_content(s: &ParserSettings) -> bool {
+    s.get("force_nonempty_content") == Some(&serde_json::Value::Bool(true))
 }
 
 /// vLLM's GLM-4.7 engine's switch (glm47, glm45, ling3, kimi_k2): on unless `thinking` or
@@ -191,13 +214,17 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's nemotron_v3 (`vllm/parser/nemotron_v3.py`) is its qwen3 engine with the
         // reasoning right-stripped; with thinking off (`enable_thinking` falsy) its one-shot
         // is all content. Its swap of an empty content with the reasoning under
-        // `enable_thinking: false` gives what the parser being off gives (all content); the
-        // one under `force_nonempty_content: true` is not done.
+        // `enable_thinking: false` gives what the parser being off gives (all content).
+        // Under `force_nonempty_content: true`, as its stream: no content by the end, the
+        // reasoning is sent again as the content (its one-shot moves it instead).
         make: |s| {
             if !enable_thinking(s) {
                 return Some(identity());
             }
-            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, true))
+            Some(TagReasoningParser::new(TagSpec {
+                repeat_reasoning_if_no_content: force_nonempty_content(s),
+                ..engine_spec("<think>", "</think>", "<tool_call>", &CHATML, true)
+            }))
         },
         keeps_special_tokens: true,
     },
@@ -208,6 +235,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's granite_thinking_parser (`vllm/parser/granite_thinking.py`): nemotron_v3's
         // engine, and the newlines its template writes after `</think>` dropped. Thinking
         // off (`enable_thinking` falsy): all content, its leading newlines still dropped.
+        // `force_nonempty_content: true`: as nemotron_v3 (newlines alone are no content).
         make: |s| {
             if !enable_thinking(s) {
                 return Some(TagReasoningParser::new(TagSpec {
@@ -223,6 +251,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
                 turn_boundaries: CHATML.iter().map(|b| b.to_string()).collect(),
                 trim_reasoning_end: true,
                 variant: TagVariant::GraniteThinking,
+                repeat_reasoning_if_no_content: force_nonempty_content(s),
                 ..TagSpec::default()
             }))
         },
