@@ -16,7 +16,8 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod reasoning;
-use reasoning::tags;
+mod reasoning_shapes;
+use reasoning_shapes::tags;
 mod settings;
 mod tools;
 
