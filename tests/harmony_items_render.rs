@@ -17,11 +17,7 @@ use llm_render::server::ServerConfig;
 use serde_json::{json, Map, Value};
 
 fn goldens() -> Vec<Value> {
-    let text =
-        std::fs::read_to_string(fixtures().join("goldens/render_harmony/items.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    jsonl("goldens/render_harmony/items.jsonl")
 }
 
 /// The server for the gpt-oss fixture, with `chat_template` as its `--chat-template`.

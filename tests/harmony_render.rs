@@ -15,11 +15,7 @@ use llm_render::server::ServerConfig;
 use serde_json::Value;
 
 fn goldens() -> Vec<Value> {
-    let text =
-        std::fs::read_to_string(fixtures().join("goldens/render_harmony/chat.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    jsonl("goldens/render_harmony/chat.jsonl")
 }
 
 fn server(start_date: &str) -> String {

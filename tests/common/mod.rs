@@ -124,6 +124,15 @@ pub fn image_jsonl(name: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// A JSON-lines golden file under `fixtures/` (`goldens/render_harmony/chat.jsonl`).
+pub fn jsonl(rel: &str) -> Vec<Value> {
+    std::fs::read_to_string(fixtures().join(rel))
+        .expect("golden file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("golden line"))
+        .collect()
+}
+
 /// A gzipped JSON-lines golden file under `fixtures/` (`goldens/hashes/vllm.jsonl.gz`).
 pub fn gz_jsonl(rel: &str) -> Vec<Value> {
     use std::io::Read;

@@ -3,7 +3,7 @@
 
 use super::reasoning_shapes::{
     deepseek_v4_tags, enable_thinking, engine_spec, engine_tags, force_nonempty_content, glm_tags,
-    glm_thinking, identity, muse_tags, tags, thinking_asked, CHATML,
+    glm_thinking, identity, muse_tags, qwen3_engine, tags, thinking_asked, CHATML,
 };
 use super::settings::truthy;
 use super::{ReasoningEntry, HARMONY_REASONING};
@@ -29,12 +29,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // a `<think>` the model writes itself is dropped), and `<tool_call>` also ends it.
         // Thinking off (`enable_thinking` set and falsy): its one-shot is all content (its
         // stream drops a `</think>`; goldens list it).
-        make: |s| {
-            if !enable_thinking(s) {
-                return Some(identity());
-            }
-            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false))
-        },
+        make: qwen3_engine,
         keeps_special_tokens: true,
     },
     ReasoningEntry {
@@ -65,12 +60,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         help: "MiMo-V2: qwen3's <think>…</think>",
         model_patterns: &["mimo-v2"],
         // vLLM's mimo reasoning is its qwen3 engine unchanged (its switch too).
-        make: |s| {
-            if !enable_thinking(s) {
-                return Some(identity());
-            }
-            Some(engine_tags("<think>", "</think>", "<tool_call>", &CHATML, false))
-        },
+        make: qwen3_engine,
         keeps_special_tokens: true,
     },
     ReasoningEntry {

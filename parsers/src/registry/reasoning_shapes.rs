@@ -144,3 +144,19 @@ pub(super) const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
 /// GLM's turn tokens.
 pub(super) const GLM_TURNS: [&str; 4] =
     ["<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"];
+
+/// vLLM's qwen3 parser (`vllm/parser/qwen3.py`), which mimo runs unchanged: with thinking
+/// on, output starts in reasoning and `<tool_call>` also ends it; thinking off
+/// (`enable_thinking` set and falsy), the identity.
+pub(super) fn qwen3_engine(s: &ParserSettings) -> Option<TagReasoningParser> {
+    if !enable_thinking(s) {
+        return Some(identity());
+    }
+    Some(engine_tags(
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        &CHATML,
+        false,
+    ))
+}

@@ -14,7 +14,7 @@
 //! more is sent.
 
 use super::Parsed;
-use crate::pyjson::py_float_repr;
+use crate::pyjson::{py_float_repr, write_str_char};
 use serde::{Deserialize, Serialize};
 
 /// Where the lexer is.
@@ -543,7 +543,7 @@ impl ListReader {
                 self.entry.space = true;
             }
             Ev::Close(c) => self.pending.push(c),
-            Ev::Char(c) => write_char(&mut self.pending, c),
+            Ev::Char(c) => write_str_char(&mut self.pending, c, false),
             Ev::KeyEnd | Ev::StrEnd => self.pending.push('"'),
             Ev::Open(c) => {
                 self.write_space();
@@ -559,21 +559,6 @@ impl ListReader {
             }
             Ev::Ws => self.write_space(),
         }
-    }
-}
-
-/// One character of a string as `json.dumps(…, ensure_ascii=False)` escapes it.
-fn write_char(out: &mut String, c: char) {
-    match c {
-        '"' => out.push_str("\\\""),
-        '\\' => out.push_str("\\\\"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        '\u{08}' => out.push_str("\\b"),
-        '\u{0c}' => out.push_str("\\f"),
-        c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-        c => out.push(c),
     }
 }
 
