@@ -14,20 +14,12 @@ Usage (vLLM: `../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu`; `cargo build
 """
 import gzip, json, os, shutil, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_peer import GPT_OSS_CONFIG  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATE = "2026-01-15"
-CONFIG = {
-    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
-    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
-    "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
-    "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4,
-    "experts_per_token": 4, "sliding_window": 128, "rope_theta": 150000, "rms_norm_eps": 1e-05,
-    "layer_types": ["sliding_attention", "full_attention"] * 12,
-    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
-                     "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
-    "torch_dtype": "bfloat16", "eos_token_id": 200002, "pad_token_id": 199999,
-    "tie_word_embeddings": False,
-}
+CONFIG = GPT_OSS_CONFIG
 GENERATION = {"bos_token_id": 199998, "do_sample": True, "eos_token_id": [200002, 199999, 200012],
               "pad_token_id": 199999}
 W = {"type": "function", "function": {"name": "get_weather", "description": "Get weather",

@@ -26,6 +26,21 @@ def model_dir(name, config=None):
 
 LLM_RENDER = os.path.join(ROOT, "target/release/llm-render")
 
+# A gpt-oss-20b `config.json` for the gpt-oss fixture (tokenizer only): what vLLM needs to
+# serve it as gpt-oss (`max_position_embeddings` is the context the goldens assume).
+GPT_OSS_CONFIG = {
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880,
+    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+    "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 201088,
+    "max_position_embeddings": 131072, "num_local_experts": 32, "num_experts_per_tok": 4,
+    "experts_per_token": 4, "sliding_window": 128, "rope_theta": 150000, "rms_norm_eps": 1e-05,
+    "layer_types": ["sliding_attention", "full_attention"] * 12,
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                     "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False},
+    "torch_dtype": "bfloat16", "eos_token_id": 200002, "pad_token_id": 199999,
+    "tie_word_embeddings": False,
+}
+
 
 def wait_healthy(port, tries=600, pause=0.5):
     """Polls http://127.0.0.1:PORT/health until it answers 200 (or the tries run out)."""
