@@ -468,6 +468,50 @@ fn v_sampling_params_as_vllms_render_writes_them() {
     );
 }
 
+/// `echo` asks the engine for the prompt's logprobs, as `CompletionRequest` /
+/// `ChatCompletionRequest.to_sampling_params` do (values as vLLM 0.33's render server wrote
+/// them, `scripts/sampling_params_vs_vllm.py`); a completion echoed with `max_tokens: 0`
+/// runs one step.
+#[test]
+fn v_echo_to_sampling_params() {
+    let completion = |extra: Value| {
+        let mut body = json!({"model": "qwen3", "prompt": "Hello"});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let (code, out) = post(COMPLETION, &body);
+        assert_eq!(code, 200, "{out}");
+        out[0]["sampling_params"].clone()
+    };
+    let sp = completion(json!({"echo": true, "logprobs": 2}));
+    assert_eq!(sp["prompt_logprobs"], 2);
+    assert_eq!(sp["skip_reading_prefix_cache"], true);
+    let sp = completion(json!({"echo": true, "max_tokens": 0, "logprobs": 1}));
+    assert_eq!(sp["max_tokens"], 1);
+    assert_eq!(sp["prompt_logprobs"], 1);
+    let sp = completion(json!({"echo": true, "logprobs": 2, "prompt_logprobs": 4}));
+    assert_eq!(sp["prompt_logprobs"], 4);
+    assert_eq!(
+        completion(json!({"echo": true}))["prompt_logprobs"],
+        Value::Null
+    );
+    refused(
+        post(
+            COMPLETION,
+            &json!({"model": "qwen3", "prompt": "Hello", "max_tokens": 0}),
+        ),
+        Some("max_tokens"),
+        "at least 1",
+    );
+    let (_, out) = post(CHAT, &chat(json!({"echo": true})));
+    assert_eq!(out["sampling_params"]["prompt_logprobs"], 0);
+    let (_, out) = post(
+        CHAT,
+        &chat(json!({"echo": true, "logprobs": true, "top_logprobs": 3})),
+    );
+    assert_eq!(out["sampling_params"]["prompt_logprobs"], 3);
+}
+
 /// `truncate_prompt_tokens` keeps the prompt's last N tokens, as vLLM's render server kept
 /// them for these requests (IDs from that run); -1 is the context, past it a 400.
 #[test]

@@ -70,6 +70,11 @@ macro_rules! with_sampling_fields {
             #[serde(default)] pub return_token_offsets: bool,
             /// Passed to the engine: return the prompt's IDs with its output.
             #[serde(default)] pub return_token_ids: Option<bool>,
+            /// Echo the prompt (completions) or the last message (chat) before the output;
+            /// the render asks the engine for the prompt's logprobs (vLLM's
+            /// `to_sampling_params`: `prompt_logprobs` defaults to `logprobs`, chat's to
+            /// `top_logprobs`).
+            #[serde(default)] pub echo: Option<bool>,
         }
 
         impl $name {
@@ -105,6 +110,7 @@ macro_rules! with_sampling_fields {
                     bad_words: self.bad_words.clone(),
                     vllm_xargs: self.vllm_xargs.clone(),
                     stream: self.stream,
+                    echo: self.echo.unwrap_or(false),
                 }
             }
         }
@@ -155,6 +161,8 @@ pub struct SamplingFields {
     pub vllm_xargs: Option<serde_json::Map<String, serde_json::Value>>,
     /// The request streams (vLLM's `output_kind`: `DELTA` then, else `FINAL_ONLY`).
     pub stream: bool,
+    /// The request echoes its prompt: `prompt_logprobs` defaults to the logprobs asked for.
+    pub echo: bool,
 }
 
 /// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`.

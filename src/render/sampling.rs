@@ -39,6 +39,14 @@ pub fn build_sampling_params(
         Some(StopSpec::One(s)) => vec![s.clone()],
         Some(StopSpec::Many(v)) => v.clone(),
     };
+    let logprobs = logprobs(f, chat)?;
+    // vLLM's `to_sampling_params`: an echoed prompt comes with its logprobs, as many as the
+    // output's (completions' `logprobs`, chat's `top_logprobs`).
+    let prompt_logprobs = match f.prompt_logprobs {
+        None if f.echo && chat => Some(f.top_logprobs.unwrap_or(0)),
+        None if f.echo => logprobs,
+        n => n,
+    };
     let mut p = SamplingParams {
         n: f.n.unwrap_or(1),
         presence_penalty: f.presence_penalty.unwrap_or(0.0),
@@ -54,8 +62,8 @@ pub fn build_sampling_params(
         ignore_eos: f.ignore_eos.unwrap_or(false),
         max_tokens,
         min_tokens: f.min_tokens.unwrap_or(0),
-        logprobs: logprobs(f, chat)?,
-        prompt_logprobs: f.prompt_logprobs,
+        logprobs,
+        prompt_logprobs,
         skip_special_tokens: f.skip_special_tokens.unwrap_or(true),
         spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
@@ -67,7 +75,7 @@ pub fn build_sampling_params(
         extra_args: f.vllm_xargs.clone().filter(|x| !x.is_empty()),
         output_kind: if f.stream { 1 } else { 2 },
         skip_clone: true,
-        skip_reading_prefix_cache: f.prompt_logprobs.map(|_| true),
+        skip_reading_prefix_cache: prompt_logprobs.map(|_| true),
         output_text_buffer_length: None,
     };
     if !p.include_stop_str_in_output {
