@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""`echo` and `prompt_logprobs` through the front door against the same vLLM engine's own
+OpenAI server: each request goes to `llm-render serve --engine` (render → the engine's
+`/inference/v1/generate` → derender) and to the engine's `/v1/completions` or
+`/v1/chat/completions` (vLLM's coupled path), greedy, and the answers must be equal but
+for ids and timestamps, and for the one alternative per generated token that the generate
+route drops from a completion's `top_logprobs` (`as_generate_route`).
+
+    ../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu
+    ../shared/engines/vllm_cpu.sh serve /tmp/vllm-cpu 18500 --enforce-eager &
+    cargo build --release
+    python3 scripts/echo_vs_vllm.py [--engine http://127.0.0.1:18500] [--record]
+
+`--record` also writes `fixtures/goldens/front/echo.json`: per case, the request, what the
+engine's generate route answered for the render's request (the scripted engine of
+`tests/sidecar_echo.rs` replays it) and vLLM's own answer. Exits 1 on the first difference.
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROMPT = "The capital of France is"
+IDS = [785, 6722, 315, 9625, 374]
+CHAT = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "The answer is"}]
+
+CASES = [
+    ("completion_echo_logprobs", "completions", {"prompt": PROMPT, "max_tokens": 3, "logprobs": 1, "echo": True}),
+    ("completion_echo_max_tokens_0", "completions", {"prompt": PROMPT, "max_tokens": 0, "logprobs": 1, "echo": True}),
+    ("completion_echo_text_only", "completions", {"prompt": PROMPT, "max_tokens": 3, "echo": True}),
+    ("completion_echo_ids_logprobs_2", "completions", {"prompt": IDS, "max_tokens": 2, "logprobs": 2, "echo": True}),
+    ("completion_echo_logprobs_0", "completions", {"prompt": PROMPT, "max_tokens": 2, "logprobs": 0, "echo": True}),
+    ("completion_prompt_logprobs", "completions", {"prompt": PROMPT, "max_tokens": 2, "prompt_logprobs": 2}),
+    ("chat_echo_continue", "chat/completions", {"messages": CHAT, "max_tokens": 3, "echo": True,
+                                                "add_generation_prompt": False, "continue_final_message": True}),
+    ("chat_prompt_logprobs", "chat/completions", {"messages": CHAT[:1], "max_tokens": 2, "prompt_logprobs": 1}),
+]
+
+# Fields that differ by construction (ids, clocks, the server's fingerprint).
+VOLATILE = {"id", "created", "system_fingerprint", "service_tier", "model"}
+
+
+def as_generate_route(body, answer):
+    """vLLM's coupled answer as its generate route can carry it: that route cuts each
+    generated token's alternatives to the first max(N, 1) (`_create_tokens_logprobs`, the
+    chat convention), where `/v1/completions` lists N + 1; no derender behind it (vLLM's
+    own included) can give the one it drops. The prompt's positions come whole
+    (`prompt_logprobs`)."""
+    n = body.get("logprobs")
+    if not isinstance(n, int) or n < 0 or "choices" not in answer or "text" not in answer["choices"][0]:
+        return answer
+    first = answer["usage"]["prompt_tokens"] if body.get("echo") else 0
+    for c in answer["choices"]:
+        tops = (c.get("logprobs") or {}).get("top_logprobs") or []
+        for i in range(first, len(tops)):
+            if tops[i] is not None:
+                tops[i] = dict(list(tops[i].items())[:max(n, 1)])
+    return answer
+
+
+def post(url, body):
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def strip(v):
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k not in VOLATILE and x is not None}
+    if isinstance(v, list):
+        return [strip(x) for x in v]
+    return v
+
+
+def diff(a, b, at=""):
+    """The first path where `a` (vLLM) and `b` (ours) differ; keys only ours has are extras
+    of our answer (`reasoning`, `continuation`, …) and are not compared."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a:
+            if k not in b:
+                return f"{at}.{k}: vLLM {json.dumps(a[k])[:200]}, ours absent"
+            d = diff(a[k], b[k], f"{at}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{at}: vLLM {len(a)} items, ours {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = diff(x, y, f"{at}[{i}]")
+            if d:
+                return d
+        return None
+    return None if a == b else f"{at}: vLLM {json.dumps(a)[:200]}, ours {json.dumps(b)[:200]}"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--engine", default="http://127.0.0.1:18500")
+    ap.add_argument("--binary", default=f"{ROOT}/target/release/llm-render")
+    ap.add_argument("--record", action="store_true")
+    args = ap.parse_args()
+    port = free_port()
+    server = subprocess.Popen(
+        [args.binary, "serve", "--port", str(port), "--engine", args.engine, "--engine-model",
+         "tiny-qwen3", "--reasoning-parser", "none", "--model", f"tiny-qwen3={ROOT}/fixtures/models/qwen3"],
+        stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    recorded = []
+    bad = 0
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{base}/health")
+                break
+            except Exception:
+                time.sleep(0.05)
+        for name, route, extra in CASES:
+            body = dict({"model": "tiny-qwen3", "temperature": 0}, **extra)
+            vs, theirs = post(f"{args.engine}/v1/{route}", body)
+            theirs = as_generate_route(body, theirs)
+            os_, ours = post(f"{base}/v1/{route}", body)
+            d = f"status vLLM {vs}, ours {os_}: {json.dumps(ours)[:300]}" if vs != os_ else diff(strip(theirs), strip(ours))
+            print(("same " if not d else "DIFF ") + name + ("" if not d else f": {d}"))
+            bad += bool(d)
+            if args.record:
+                # What the engine's generate route answers for the render's request.
+                render_route = "completions/render" if route == "completions" else "chat/completions/render"
+                _, g = post(f"{base}/v1/{render_route}", body)
+                g = g[0] if isinstance(g, list) else g
+                g["stream"] = False
+                g["sampling_params"]["output_kind"] = 2
+                _, engine = post(f"{args.engine}/inference/v1/generate", g)
+                recorded.append({"name": name, "route": route, "request": body,
+                                 "engine": engine, "vllm": theirs})
+    finally:
+        server.terminate()
+        server.wait()
+    if args.record:
+        out = f"{ROOT}/fixtures/goldens/front/echo.json"
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump({"source": "scripts/echo_vs_vllm.py --record, vLLM 0.32 CPU engine "
+                       "(../shared/engines), tiny random-weight Qwen3, greedy",
+                       "cases": recorded}, f, indent=1)
+            f.write("\n")
+    print(f"{len(CASES) - bad} of {len(CASES)} equal")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
