@@ -37,9 +37,10 @@ impl Wire for Vllm {
     fn generate_body(&self, mut g: GenerateRequest, model: &str) -> Result<Vec<u8>, EngineError> {
         g.model = model.to_string();
         // vLLM's stream carries no `prompt_logprobs` (`GenerateStreamResponseBase` has no
-        // such field): a request that asks for them is sent whole, and answered with one
-        // JSON object (`GenerateTokensResponse`) read as one event.
-        let whole = g.sampling_params.prompt_logprobs.is_some();
+        // such field): a whole answer that asks for them is asked for whole, and answered
+        // with one JSON object (`GenerateTokensResponse`) read as one event. (A streamed
+        // one can only ask for `prompt_logprobs: 0`; it stays streamed.)
+        let whole = g.sampling_params.prompt_logprobs.is_some() && !g.stream;
         g.stream = !whole;
         // Usage is counted here, from what the client is sent (`server/front/`).
         g.stream_options = None;

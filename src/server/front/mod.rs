@@ -359,7 +359,7 @@ async fn run(
     let n = generate.sampling_params.n.max(1);
     let stream = generate.stream;
     let wire = engine.wire();
-    if generate.sampling_params.prompt_logprobs.is_some() && !wire.prompt_logprobs() {
+    if generate.sampling_params.prompt_logprobs.is_some() && !stream && !wire.prompt_logprobs() {
         let param = if echo.is_some() {
             "echo"
         } else {
