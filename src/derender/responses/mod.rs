@@ -21,6 +21,7 @@
 //! stream's state carries the output so far: O(output) bytes, unlike chat's O(1) (in the
 //! sidecar the state stays in process).
 
+use crate::model::GenerationConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -70,14 +71,28 @@ pub struct Echo {
 
 impl Echo {
     /// From the Responses request; `room` is the context left after the prompt, which caps
-    /// `max_output_tokens` as vLLM's sampling `max_tokens` is capped.
-    pub fn new(req: &Map<String, Value>, room: Option<u64>) -> Echo {
+    /// `max_output_tokens` as vLLM's sampling `max_tokens` is capped. `temperature`,
+    /// `top_p` and `max_output_tokens` are the sampling parameters' (vLLM's `from_request`
+    /// reads them from `SamplingParams`): the request's, else the model's
+    /// `generation_config.json` defaults, else 1.0; `top_p` 1.0 under greedy sampling.
+    pub fn new(req: &Map<String, Value>, room: Option<u64>, generation: &GenerationConfig) -> Echo {
         let mut fields = Map::new();
         let all = ECHO.iter().chain(ECHO_AFTER_OUTPUT).chain(ECHO_TAIL);
         for (key, default) in all.chain(ECHO_END) {
             let v = req.get(*key).filter(|v| !v.is_null()).cloned();
             fields.insert((*key).into(), v.unwrap_or_else(default));
         }
+        let asked = |k: &str| req.get(k).and_then(Value::as_f64);
+        let temperature = asked("temperature")
+            .or(generation.temperature)
+            .unwrap_or(1.0);
+        // vLLM's `_SAMPLING_EPS`: greedy sampling resets `top_p`.
+        let top_p = match asked("top_p").or(generation.top_p).unwrap_or(1.0) {
+            _ if temperature < 1e-5 => 1.0,
+            p => p,
+        };
+        fields.insert("temperature".into(), json!(temperature));
+        fields.insert("top_p".into(), json!(top_p));
         // No tools: `auto` is `none` (vLLM's `from_request`).
         let no_tools = fields
             .get("tools")
@@ -87,11 +102,11 @@ impl Echo {
             fields.insert("tool_choice".into(), json!("none"));
         }
         let asked = req.get("max_output_tokens").and_then(Value::as_u64);
-        let max_output_tokens = match (asked, room) {
-            (Some(a), Some(r)) => json!(a.min(r)),
-            (Some(n), None) | (None, Some(n)) => json!(n),
-            (None, None) => Value::Null,
-        };
+        let max_output_tokens = [asked, room, generation.max_new_tokens]
+            .into_iter()
+            .flatten()
+            .min()
+            .map_or(Value::Null, |n| json!(n));
         let wants_logprobs = req
             .get("include")
             .and_then(Value::as_array)

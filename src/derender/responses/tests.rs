@@ -8,7 +8,7 @@ fn chunk(delta: Value, finish: Value) -> Value {
 
 #[test]
 fn a_stream_numbers_its_events_and_repeats_the_output_at_the_end() {
-    let echo = Echo::new(&Map::new(), Some(100));
+    let echo = Echo::new(&Map::new(), Some(100), &Default::default());
     let mut s = ResponsesStream::new("resp_1".into(), 7, echo);
     let c = Counts::default();
     let kv = Value::Null;
@@ -70,6 +70,7 @@ fn whole_response_items_and_status() {
             .cloned()
             .unwrap(),
         Some(100),
+        &Default::default(),
     );
     let head = Head {
         id: "resp_1",

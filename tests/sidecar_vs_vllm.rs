@@ -1,10 +1,12 @@
-//! `echo` and `prompt_logprobs` through the sidecar's front door, against vLLM's own OpenAI
-//! server: `fixtures/goldens/front/echo.json` holds, per request, what vLLM 0.32's engine
+//! The sidecar's front door against vLLM's own OpenAI server (`echo`, `prompt_logprobs`,
+//! the sampling settings a Response echoes, Messages usage):
+//! `fixtures/goldens/front/coupled.json` holds, per request, what vLLM 0.32's engine
 //! answered on its generate route for our render of it (replayed here by the scripted
-//! engine) and what the same engine's `/v1/completions` or `/v1/chat/completions` answered
-//! (`scripts/echo_vs_vllm.py --record`; the completions' generated tokens keep only the
-//! alternatives the generate route carries). Our answer must equal vLLM's but for ids,
-//! clocks and the fields only we add.
+//! engine) and what the same engine's `/v1/completions`, `/v1/chat/completions`,
+//! `/v1/responses` or `/v1/messages` answered (`scripts/front_vs_vllm.py --record`: the
+//! keys it compares; the completions' generated tokens keep only the alternatives the
+//! generate route carries). Our answer must equal vLLM's but for ids, clocks and the fields
+//! only we add.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -58,7 +60,7 @@ fn contains(theirs: &Value, ours: &Value, at: &str) {
 }
 
 fn cases() -> Vec<Value> {
-    let path = common::fixtures().join("goldens/front/echo.json");
+    let path = common::fixtures().join("goldens/front/coupled.json");
     let golden: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     golden["cases"].as_array().unwrap().clone()
 }
@@ -67,7 +69,7 @@ fn cases() -> Vec<Value> {
 fn echo_and_prompt_logprobs_equal_vllms_own_server() {
     let (engine, base) = setup(Script::default());
     let cases = cases();
-    assert_eq!(cases.len(), 8);
+    assert_eq!(cases.len(), 12);
     for (i, case) in cases.iter().enumerate() {
         let name = case["name"].as_str().unwrap();
         engine.script.lock().unwrap().whole = Some(case["engine"].clone());

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""`echo` and `prompt_logprobs` through the front door against the same vLLM engine's own
-OpenAI server: each request goes to `llm-render serve --engine` (render → the engine's
-`/inference/v1/generate` → derender) and to the engine's `/v1/completions` or
-`/v1/chat/completions` (vLLM's coupled path), greedy, and the answers must be equal but
-for ids and timestamps, and for the one alternative per generated token that the generate
+"""The sidecar's front door against the same vLLM engine's own OpenAI server: each request
+goes to `llm-render serve --engine` (render → the engine's `/inference/v1/generate` →
+derender) and to the engine's own `/v1/completions`, `/v1/chat/completions`,
+`/v1/responses` or `/v1/messages` (vLLM's coupled path), greedy. Cases: `echo` and
+`prompt_logprobs`, and the settings a Response echoes from its sampling parameters. The
+answers must be equal but for ids and timestamps (a case may name the keys it compares,
+where the two vLLM versions differ elsewhere: the engine is 0.32, our derender follows 0.33), and for the one alternative per generated token that the generate
 route drops from a completion's `top_logprobs` (`as_generate_route`).
 
     ../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu
     ../shared/engines/vllm_cpu.sh serve /tmp/vllm-cpu 18500 --enforce-eager &
     cargo build --release
-    python3 scripts/echo_vs_vllm.py [--engine http://127.0.0.1:18500] [--record]
+    python3 scripts/front_vs_vllm.py [--engine http://127.0.0.1:18500] [--record]
 
-`--record` also writes `fixtures/goldens/front/echo.json`: per case, the request, what the
+`--record` also writes `fixtures/goldens/front/coupled.json`: per case, the request, what the
 engine's generate route answered for the render's request (the scripted engine of
-`tests/sidecar_echo.rs` replays it) and vLLM's own answer. Exits 1 on the first difference.
+`tests/sidecar_vs_vllm.rs` replays it) and vLLM's own answer (its compared keys). Exits 1 on the first difference.
 """
 
 import argparse
@@ -30,6 +32,11 @@ PROMPT = "The capital of France is"
 IDS = [785, 6722, 315, 9625, 374]
 CHAT = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "The answer is"}]
 
+# What a Response echoes from its sampling parameters, and its output (vLLM 0.32's message
+# item says `completed` where 0.33's, which we follow, says `incomplete` for a length cut).
+RESPONSE_KEYS = ["temperature", "top_p", "max_output_tokens", "status", "incomplete_details",
+                 "usage", "tool_choice", "parallel_tool_calls", "top_logprobs"]
+
 CASES = [
     ("completion_echo_logprobs", "completions", {"prompt": PROMPT, "max_tokens": 3, "logprobs": 1, "echo": True}),
     ("completion_echo_max_tokens_0", "completions", {"prompt": PROMPT, "max_tokens": 0, "logprobs": 1, "echo": True}),
@@ -40,6 +47,11 @@ CASES = [
     ("chat_echo_continue", "chat/completions", {"messages": CHAT, "max_tokens": 3, "echo": True,
                                                 "add_generation_prompt": False, "continue_final_message": True}),
     ("chat_prompt_logprobs", "chat/completions", {"messages": CHAT[:1], "max_tokens": 2, "prompt_logprobs": 1}),
+    # No temperature: the model's generation_config.json defaults (0.6, top_p 0.95).
+    ("responses_generation_defaults", "responses", {"input": "Hi", "max_output_tokens": 3, "temperature": None}, RESPONSE_KEYS),
+    ("responses_greedy", "responses", {"input": "Hi", "max_output_tokens": 3, "top_p": 0.5}, RESPONSE_KEYS),
+    ("responses_sampled", "responses", {"input": "Hi", "max_output_tokens": 3, "temperature": 0.3, "top_p": 0.5, "seed": 1}, RESPONSE_KEYS),
+    ("messages_usage", "messages", {"messages": CHAT[:1], "max_tokens": 3}, ["content", "stop_reason", "usage", "type", "role"]),
 ]
 
 # Fields that differ by construction (ids, clocks, the server's fingerprint).
@@ -132,17 +144,21 @@ def main():
                 break
             except Exception:
                 time.sleep(0.05)
-        for name, route, extra in CASES:
-            body = dict({"model": "tiny-qwen3", "temperature": 0}, **extra)
+        for name, route, extra, *keys in CASES:
+            body = {k: v for k, v in dict({"model": "tiny-qwen3", "temperature": 0}, **extra).items()
+                    if v is not None}
             vs, theirs = post(f"{args.engine}/v1/{route}", body)
             theirs = as_generate_route(body, theirs)
             os_, ours = post(f"{base}/v1/{route}", body)
+            if keys and vs == 200:
+                theirs = {k: theirs.get(k) for k in keys[0]}
             d = f"status vLLM {vs}, ours {os_}: {json.dumps(ours)[:300]}" if vs != os_ else diff(strip(theirs), strip(ours))
             print(("same " if not d else "DIFF ") + name + ("" if not d else f": {d}"))
             bad += bool(d)
             if args.record:
                 # What the engine's generate route answers for the render's request.
-                render_route = "completions/render" if route == "completions" else "chat/completions/render"
+                render_route = {"completions": "completions/render", "responses": "responses/render",
+                                "messages": "messages/render"}.get(route, "chat/completions/render")
                 _, g = post(f"{base}/v1/{render_route}", body)
                 g = g[0] if isinstance(g, list) else g
                 g["stream"] = False
@@ -154,10 +170,10 @@ def main():
         server.terminate()
         server.wait()
     if args.record:
-        out = f"{ROOT}/fixtures/goldens/front/echo.json"
+        out = f"{ROOT}/fixtures/goldens/front/coupled.json"
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w") as f:
-            json.dump({"source": "scripts/echo_vs_vllm.py --record, vLLM 0.32 CPU engine "
+            json.dump({"source": "scripts/front_vs_vllm.py --record, vLLM 0.32 CPU engine "
                        "(../shared/engines), tiny random-weight Qwen3, greedy",
                        "cases": recorded}, f, indent=1)
             f.write("\n")
