@@ -21,8 +21,8 @@ pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, reasoning_parser_with,
-    tool_parser, tool_parser_for_model, AnyToolParser, ParserSettings, ReasoningEntry, ToolEntry,
-    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    refused_settings, tool_parser, tool_parser_for_model, AnyToolParser, ParserSettings,
+    ReasoningEntry, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

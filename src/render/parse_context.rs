@@ -130,6 +130,31 @@ pub fn parser_settings(req: &ChatRequest) -> ParserSettings {
     )
 }
 
+/// vLLM's reasoning parser constructors that refuse a request's settings (K2 Horizon's
+/// `reasoning_effort` beyond high, medium and low) refuse the request: a 400 naming
+/// `reasoning_effort`, or `chat_template_kwargs` when the effort came from there.
+pub fn check_reasoning_settings(
+    opts: &RenderOptions,
+    model: &Model,
+    req: &ChatRequest,
+) -> Result<(), RequestError> {
+    let name = match opts.reasoning_parser.as_str() {
+        "none" => return Ok(()),
+        "auto" => model.name.as_str(),
+        name => name,
+    };
+    match llm_render_parsers::refused_settings(name, &parser_settings(req)) {
+        None => Ok(()),
+        Some(why) => {
+            let param = match req.reasoning_effort {
+                Some(_) => "reasoning_effort",
+                None => "chat_template_kwargs",
+            };
+            Err(RequestError::invalid(param, why))
+        }
+    }
+}
+
 /// The reasoning tags of the parser this server runs for `model`, built for a request with
 /// `settings` (vLLM builds one parser per request), if any.
 pub(super) fn reasoning_spec(

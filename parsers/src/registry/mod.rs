@@ -124,6 +124,16 @@ pub fn reasoning_parser_with(name: &str, settings: &ParserSettings) -> Option<Ta
     reasoning_parser_for_model(name).and_then(|e| (e.make)(settings))
 }
 
+/// Why vLLM's constructor of reasoning parser `name` (as [`reasoning_parser_with`] reads
+/// it) refuses a request's settings, which vLLM answers with a 400: K2 Horizon's
+/// `reasoning_effort` other than high, medium or low. `None` when it accepts them.
+pub fn refused_settings(name: &str, settings: &ParserSettings) -> Option<String> {
+    match reasoning_parser_for_model(name)?.name {
+        "k2_horizon" => reasoning::k2_horizon_effort(settings).err(),
+        _ => None,
+    }
+}
+
 /// A tool parser by vLLM name; `None` for an unknown name.
 pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {
     TOOL_PARSERS
