@@ -51,6 +51,12 @@ CASES = [
     ("responses_generation_defaults", "responses", {"input": "Hi", "max_output_tokens": 3, "temperature": None}, RESPONSE_KEYS),
     ("responses_greedy", "responses", {"input": "Hi", "max_output_tokens": 3, "top_p": 0.5}, RESPONSE_KEYS),
     ("responses_sampled", "responses", {"input": "Hi", "max_output_tokens": 3, "temperature": 0.3, "top_p": 0.5, "seed": 1}, RESPONSE_KEYS),
+    ("responses_logprobs", "responses", {"input": "Hi", "max_output_tokens": 3, "top_logprobs": 2,
+                                          "include": ["message.output_text.logprobs"]},
+     ["output.0.content.0.logprobs", "top_logprobs"]),
+    ("responses_logprobs_top_0", "responses", {"input": "Hi", "max_output_tokens": 3,
+                                               "include": ["message.output_text.logprobs"]},
+     ["output.0.content.0.logprobs", "top_logprobs"]),
     ("messages_usage", "messages", {"messages": CHAT[:1], "max_tokens": 3}, ["content", "stop_reason", "usage", "type", "role"]),
 ]
 
@@ -74,6 +80,18 @@ def as_generate_route(body, answer):
             if tops[i] is not None:
                 tops[i] = dict(list(tops[i].items())[:max(n, 1)])
     return answer
+
+
+def pick(v, path):
+    """The value at a dotted path (`output.0.content.0.logprobs`), None when absent."""
+    for part in path.split("."):
+        if isinstance(v, list) and part.isdigit() and int(part) < len(v):
+            v = v[int(part)]
+        elif isinstance(v, dict):
+            v = v.get(part)
+        else:
+            return None
+    return v
 
 
 def post(url, body):
@@ -151,7 +169,8 @@ def main():
             theirs = as_generate_route(body, theirs)
             os_, ours = post(f"{base}/v1/{route}", body)
             if keys and vs == 200:
-                theirs = {k: theirs.get(k) for k in keys[0]}
+                theirs = {k: pick(theirs, k) for k in keys[0]}
+                ours = {k: pick(ours, k) for k in keys[0]}
             d = f"status vLLM {vs}, ours {os_}: {json.dumps(ours)[:300]}" if vs != os_ else diff(strip(theirs), strip(ours))
             print(("same " if not d else "DIFF ") + name + ("" if not d else f": {d}"))
             bad += bool(d)

@@ -123,6 +123,11 @@ impl Echo {
         }
     }
 
+    /// The request's `top_logprobs` when it includes `message.output_text.logprobs`.
+    fn logprobs_wanted(&self) -> Option<usize> {
+        self.top_logprobs.as_u64().map(|n| n as usize)
+    }
+
     /// Only the first of parallel calls is kept when the request turns them off.
     fn parallel(&self) -> bool {
         self.field("parallel_tool_calls") != Value::Bool(false)
@@ -132,6 +137,38 @@ impl Echo {
     fn field(&self, key: &str) -> Value {
         self.fields.get(key).cloned().unwrap_or(Value::Null)
     }
+}
+
+/// The chat form's logprobs entries (`{"token", "logprob", "bytes", "top_logprobs"}`) as a
+/// Response's output text carries them (`{"token", "bytes", "logprob", "top_logprobs":
+/// [{"token", "bytes", "logprob"}]}`, vLLM's `_create_response_logprobs`), each entry's
+/// alternatives cut to the request's `top_logprobs`.
+fn output_logprobs(entries: &[Value], top: usize) -> Vec<Value> {
+    let one =
+        |e: &Value| json!({"token": e["token"], "bytes": e["bytes"], "logprob": e["logprob"]});
+    entries
+        .iter()
+        .map(|e| {
+            let mut out = one(e);
+            let tops = e["top_logprobs"].as_array().map_or(&[][..], Vec::as_slice);
+            out["top_logprobs"] = tops.iter().take(top).map(one).collect();
+            out
+        })
+        .collect()
+}
+
+/// A text delta event's logprobs (`response_text_delta_event.Logprob`: no `bytes`).
+fn delta_logprobs(entries: &[Value]) -> Value {
+    let one = |e: &Value| json!({"token": e["token"], "logprob": e["logprob"]});
+    entries
+        .iter()
+        .map(|e| {
+            let mut out = one(e);
+            let tops = e["top_logprobs"].as_array().map_or(&[][..], Vec::as_slice);
+            out["top_logprobs"] = tops.iter().map(one).collect();
+            out
+        })
+        .collect()
 }
 
 /// Token counts for `usage`.
@@ -266,9 +303,18 @@ pub fn response(chat: &Value, head: &Head, counts: Counts) -> Value {
     if !content.trim().is_empty() {
         let status = status(length && calls.is_empty());
         let id = item_id("msg", head.id, output.len());
+        // vLLM's one-shot puts every output token's logprobs (reasoning's too) on the
+        // message's text.
+        let logprobs = match head.echo.logprobs_wanted() {
+            Some(top) => {
+                let all = choice["logprobs"]["content"].as_array();
+                all.map_or(Value::Null, |a| Value::Array(output_logprobs(a, top)))
+            }
+            None => Value::Null,
+        };
         output.push(message_item(
             &id,
-            vec![text_part(content, Value::Null)],
+            vec![text_part(content, logprobs)],
             status,
         ));
     }
@@ -313,6 +359,9 @@ pub struct ResponsesStream {
     text: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     items: Vec<Value>,
+    /// The open message's logprobs so far (Responses form), when the request includes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    logprobs: Vec<Value>,
     /// Reasoning tokens so far, and whether the output is inside reasoning now.
     pub reasoning_tokens: usize,
     pub in_reasoning: bool,
@@ -367,6 +416,11 @@ impl ResponsesStream {
     }
 
     fn delta(&mut self, out: &mut Vec<Value>, text: &str) {
+        self.delta_with(out, text, &[]);
+    }
+
+    /// A delta whose chunk carried `logprobs` (Responses form; a message's only).
+    fn delta_with(&mut self, out: &mut Vec<Value>, text: &str, logprobs: &[Value]) {
         self.text.push_str(text);
         let (index, id) = self.at(self.open.as_ref());
         let (kind, ev) = match self.open {
@@ -376,8 +430,8 @@ impl ResponsesStream {
             ),
             Some(Open::Message) => (
                 "response.output_text.delta",
-                json!({"content_index": 0, "delta": text, "item_id": id, "logprobs": [],
-                    "output_index": index}),
+                json!({"content_index": 0, "delta": text, "item_id": id,
+                    "logprobs": delta_logprobs(logprobs), "output_index": index}),
             ),
             _ => (
                 "response.function_call_arguments.delta",
@@ -411,7 +465,14 @@ impl ResponsesStream {
                 let done = json!({"content_index": 0, "item_id": id, "logprobs": [],
                     "output_index": index, "text": text});
                 self.push(out, "response.output_text.done", obj(done));
-                let part = text_part(&text, Value::Null);
+                // vLLM's done part: the deltas' logprobs, or null when there were none.
+                let logprobs = std::mem::take(&mut self.logprobs);
+                let logprobs = if logprobs.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Array(logprobs)
+                };
+                let part = text_part(&text, logprobs);
                 let done = json!({"content_index": 0, "item_id": id, "output_index": index,
                     "part": part});
                 self.push(out, "response.content_part.done", obj(done));
@@ -475,7 +536,15 @@ impl ResponsesStream {
                 self.close(&mut out, false);
                 self.open(&mut out, Open::Message);
             }
-            self.delta(&mut out, content);
+            // vLLM's stream: a content delta carries its chunk's logprobs (all of its tokens).
+            let logprobs = match self.echo.logprobs_wanted() {
+                Some(top) => choice["logprobs"]["content"]
+                    .as_array()
+                    .map_or_else(Vec::new, |a| output_logprobs(a, top)),
+                None => Vec::new(),
+            };
+            self.logprobs.extend(logprobs.iter().cloned());
+            self.delta_with(&mut out, content, &logprobs);
         }
         for call in delta["tool_calls"]
             .as_array()
