@@ -21,13 +21,14 @@ engine's generate route answered for the render's request (the scripted engine o
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from multi_replica import free_port  # noqa: E402
 PROMPT = "The capital of France is"
 IDS = [785, 6722, 315, 9625, 374]
 CHAT = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "The answer is"}]
@@ -131,14 +132,6 @@ def diff(a, b, at=""):
                 return d
         return None
     return None if a == b else f"{at}: vLLM {json.dumps(a)[:200]}, ours {json.dumps(b)[:200]}"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def main():

@@ -368,16 +368,11 @@ pub fn check_reasoning_settings(
     req: &Map<String, Value>,
     field: &str,
 ) -> Result<(), RequestError> {
-    let name = match cfg.reasoning_parser.as_str() {
-        "none" => return Ok(()),
-        "auto" => model.name.as_str(),
-        name => name,
-    };
     let settings = ParserSettings::from_request(
         req.get("chat_template_kwargs").and_then(Value::as_object),
         req.get("reasoning_effort").and_then(Value::as_str),
     );
-    match llm_render_parsers::refused_settings(name, &settings) {
+    match llm_render_parsers::refused_settings(&cfg.reasoning_parser, &model.name, &settings) {
         None => Ok(()),
         Some(why) => {
             let at = match req.get("reasoning_effort") {

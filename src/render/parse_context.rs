@@ -138,12 +138,8 @@ pub fn check_reasoning_settings(
     model: &Model,
     req: &ChatRequest,
 ) -> Result<(), RequestError> {
-    let name = match opts.reasoning_parser.as_str() {
-        "none" => return Ok(()),
-        "auto" => model.name.as_str(),
-        name => name,
-    };
-    match llm_render_parsers::refused_settings(name, &parser_settings(req)) {
+    let settings = parser_settings(req);
+    match llm_render_parsers::refused_settings(&opts.reasoning_parser, &model.name, &settings) {
         None => Ok(()),
         Some(why) => {
             let param = match req.reasoning_effort {
