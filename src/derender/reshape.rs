@@ -14,7 +14,6 @@
 
 use super::messages::{self, MessagesStream};
 use super::request::{reasoning_spec, DerenderConfig, DerenderRequest, GenerateResponse, Kind};
-use super::respond::check_ids;
 use super::responses::{self, Counts, Echo, Head, ResponsesStream};
 use super::state::{ApiStream, StreamState};
 use super::stream::{advance, wire};
@@ -138,9 +137,6 @@ pub fn derender_as(
     }
     let output = req.chunk()?;
     one_choice("generate_chunk", output.choices.len(), api)?;
-    for (ci, c) in output.choices.iter().enumerate() {
-        check_ids(model, "generate_chunk", ci, c.ids())?;
-    }
     req.check_prompts(1, model.max_model_len)?;
     let (mut state, chunk) = advance(model, req, cfg, Kind::Chat, output, Some(api.name()))?;
     let events = events(model, api, &mut state, output, &chunk);

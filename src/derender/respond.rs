@@ -34,25 +34,6 @@ pub(super) fn call_id(response_id: &str, choice: u32, call: usize) -> String {
     format!("call_{}", &h.to_hex()[..24])
 }
 
-pub(super) fn check_ids(
-    model: &Model,
-    field: &str,
-    ci: usize,
-    ids: &[u32],
-) -> Result<(), RequestError> {
-    if let Some((i, id)) = ids
-        .iter()
-        .enumerate()
-        .find(|(_, id)| !model.has_token(**id))
-    {
-        return Err(RequestError::invalid(
-            format!("{field}.choices[{ci}].token_ids[{i}]"),
-            format!("token ID {id} is out of range for model `{}`", model.name),
-        ));
-    }
-    Ok(())
-}
-
 pub(super) fn usage(prompt: usize, completion: usize) -> Value {
     json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
 }
@@ -111,7 +92,6 @@ pub(super) fn check_bounds(
                     ),
                 ));
             }
-            check_ids(model, &at, ci, c.ids())?;
             if let Some(lp) = &c.logprobs {
                 let at = format!("{at}.choices[{ci}].logprobs");
                 logprobs::check_bounds(lp, &at, c.index, model.max_model_len, max_logprobs)?;

@@ -2,7 +2,7 @@
 //! (`stream.rs`), after the checks both share.
 
 use super::request::{DerenderConfig, DerenderRequest, Kind};
-use super::respond::{check_bounds, check_ids, one_shot};
+use super::respond::{check_bounds, one_shot};
 use crate::error::RequestError;
 use crate::model::Model;
 use serde_json::Value;
@@ -20,9 +20,6 @@ pub fn derender(
     }
     if req.stream {
         let chunk = req.chunk()?;
-        for (ci, c) in chunk.choices.iter().enumerate() {
-            check_ids(model, "generate_chunk", ci, c.ids())?;
-        }
         req.check_prompts(1, model.max_model_len)?;
         return super::stream::stream_chunk(model, req, cfg, kind, chunk);
     }
