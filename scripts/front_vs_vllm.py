@@ -3,13 +3,14 @@
 goes to `llm-render serve --engine` (render → the engine's `/inference/v1/generate` →
 derender) and to the engine's own `/v1/completions`, `/v1/chat/completions`,
 `/v1/responses` or `/v1/messages` (vLLM's coupled path), greedy. Cases: `echo` and
-`prompt_logprobs`, and the settings a Response echoes from its sampling parameters. The
+`prompt_logprobs`, the settings and logprobs a Response carries, and the cached prompt
+tokens each API's usage reports (a prompt sent before, streamed and not). The
 answers must be equal but for ids and timestamps (a case may name the keys it compares,
 where the two vLLM versions differ elsewhere: the engine is 0.32, our derender follows 0.33), and for the one alternative per generated token that the generate
 route drops from a completion's `top_logprobs` (`as_generate_route`).
 
     ../shared/engines/vllm_cpu.sh install /tmp/vllm-cpu
-    ../shared/engines/vllm_cpu.sh serve /tmp/vllm-cpu 18500 --enforce-eager &
+    ../shared/engines/vllm_cpu.sh serve /tmp/vllm-cpu 18500 --enforce-eager --enable-prompt-tokens-details &
     cargo build --release
     python3 scripts/front_vs_vllm.py [--engine http://127.0.0.1:18500] [--record]
 
@@ -32,6 +33,7 @@ from multi_replica import free_port  # noqa: E402
 PROMPT = "The capital of France is"
 IDS = [785, 6722, 315, 9625, 374]
 CHAT = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "The answer is"}]
+LONG = [{"role": "user", "content": " ".join(f"word{i}" for i in range(200))}]
 
 # What a Response echoes from its sampling parameters, and its output (vLLM 0.32's message
 # item says `completed` where 0.33's, which we follow, says `incomplete` for a length cut).
@@ -59,10 +61,25 @@ CASES = [
                                                "include": ["message.output_text.logprobs"]},
      ["output.0.content.0.logprobs", "top_logprobs"]),
     ("messages_usage", "messages", {"messages": CHAT[:1], "max_tokens": 3}, ["content", "stop_reason", "usage", "type", "role"]),
+    # A prompt past one KV block (128 tokens on the CPU engine) sent before: the engine's
+    # prefix cache holds its full blocks, which every API's usage reports its own way (the
+    # engine runs with --enable-prompt-tokens-details).
+    ("chat_cached", "chat/completions", {"messages": LONG, "max_tokens": 2}, ["usage"], "warm"),
+    ("chat_cached_stream", "chat/completions", {"messages": LONG, "max_tokens": 2, "stream": True,
+                                                "stream_options": {"include_usage": True}}, ["usage"], "warm"),
+    ("completion_cached", "completions", {"prompt": LONG[0]["content"], "max_tokens": 2}, ["usage"], "warm"),
+    ("messages_cached", "messages", {"messages": LONG, "max_tokens": 2}, ["usage"], "warm"),
+    ("messages_cached_stream", "messages", {"messages": LONG, "max_tokens": 2, "stream": True}, ["usage"], "warm"),
+    ("responses_cached", "responses", {"input": LONG[0]["content"], "max_output_tokens": 2}, ["usage"], "warm"),
 ]
 
-# Fields that differ by construction (ids, clocks, the server's fingerprint).
-VOLATILE = {"id", "created", "system_fingerprint", "service_tier", "model"}
+# Fields that differ by construction (ids, clocks, the server's fingerprint), and the
+# tokens written to the cache (`created_cache_tokens`, Anthropic's
+# `cache_creation_input_tokens`): vLLM's coupled server writes its count (0 without a KV
+# connector), its generate route carries none, so the front door leaves it out rather than
+# claim one.
+VOLATILE = {"id", "created", "system_fingerprint", "service_tier", "model",
+            "created_cache_tokens", "cache_creation_input_tokens"}
 
 
 def as_generate_route(body, answer):
@@ -95,10 +112,25 @@ def pick(v, path):
     return v
 
 
+def last_usage(sse):
+    """A stream's final usage, as `{"usage": …}`: the last `data:` event's that has one
+    (chat and completions' usage chunk, Messages' `message_delta`), or the last event's
+    `response.usage` (Responses)."""
+    usage = None
+    for line in sse.decode().splitlines():
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        e = json.loads(line[6:])
+        usage = e.get("usage") or (e.get("response") or {}).get("usage") or usage
+    return {"usage": usage}
+
+
 def post(url, body):
     req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
+            if body.get("stream") and not url.endswith("/render"):
+                return r.status, last_usage(r.read())
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")
@@ -158,6 +190,8 @@ def main():
         for name, route, extra, *keys in CASES:
             body = {k: v for k, v in dict({"model": "tiny-qwen3", "temperature": 0}, **extra).items()
                     if v is not None}
+            if keys[1:] == ["warm"]:
+                post(f"{args.engine}/v1/{route}", dict(body, stream=False))
             vs, theirs = post(f"{args.engine}/v1/{route}", body)
             theirs = as_generate_route(body, theirs)
             os_, ours = post(f"{base}/v1/{route}", body)
@@ -174,6 +208,7 @@ def main():
                 _, g = post(f"{base}/v1/{render_route}", body)
                 g = g[0] if isinstance(g, list) else g
                 g["stream"] = False
+                g.pop("stream_options", None)
                 g["sampling_params"]["output_kind"] = 2
                 _, engine = post(f"{args.engine}/inference/v1/generate", g)
                 recorded.append({"name": name, "route": route, "request": body,

@@ -1,5 +1,6 @@
 //! The sidecar's front door against vLLM's own OpenAI server (`echo`, `prompt_logprobs`,
-//! the sampling settings a Response echoes, Messages usage):
+//! the sampling settings and logprobs a Response carries, cached prompt tokens in each
+//! API's usage, streamed and not):
 //! `fixtures/goldens/front/coupled.json` holds, per request, what vLLM 0.32's engine
 //! answered on its generate route for our render of it (replayed here by the scripted
 //! engine) and what the same engine's `/v1/completions`, `/v1/chat/completions`,
@@ -15,12 +16,16 @@ use common::engine::Script;
 use common::sidecar::*;
 use serde_json::{json, Value};
 
-const VOLATILE: [&str; 5] = [
+/// What differs by construction, and the tokens written to the cache, which vLLM's generate
+/// route does not report (`scripts/front_vs_vllm.py`'s `VOLATILE`).
+const VOLATILE: [&str; 7] = [
     "id",
     "created",
     "system_fingerprint",
     "service_tier",
     "model",
+    "created_cache_tokens",
+    "cache_creation_input_tokens",
 ];
 
 /// The answer without what differs by construction, and without nulls (vLLM writes its
@@ -59,6 +64,24 @@ fn contains(theirs: &Value, ours: &Value, at: &str) {
     }
 }
 
+/// A stream's final usage as `{"usage": …}` (`front_vs_vllm.py`'s `last_usage`): the last
+/// `data:` event's that has one, or its `response.usage`.
+fn last_usage(sse: &str) -> Value {
+    let mut usage = Value::Null;
+    for line in sse.lines() {
+        let Some(data) = line.strip_prefix("data: ").filter(|d| *d != "[DONE]") else {
+            continue;
+        };
+        let e: Value = serde_json::from_str(data).unwrap();
+        for u in [&e["usage"], &e["response"]["usage"]] {
+            if !u.is_null() {
+                usage = u.clone();
+            }
+        }
+    }
+    json!({ "usage": usage })
+}
+
 /// The value at a dotted path (`output.0.content.0.logprobs`), null when absent.
 fn pick(v: &Value, path: &str) -> Value {
     let mut at = v;
@@ -86,7 +109,7 @@ fn cases() -> Vec<Value> {
 fn echo_and_prompt_logprobs_equal_vllms_own_server() {
     let (engine, base) = setup(Script::default());
     let cases = cases();
-    assert_eq!(cases.len(), 14);
+    assert_eq!(cases.len(), 20);
     for (i, case) in cases.iter().enumerate() {
         let name = case["name"].as_str().unwrap();
         engine.script.lock().unwrap().whole = Some(case["engine"].clone());
@@ -98,7 +121,11 @@ fn echo_and_prompt_logprobs_equal_vllms_own_server() {
             &body,
         );
         assert_eq!(status, 200, "{name}: {text}");
-        let ours: Value = serde_json::from_str(&text).unwrap();
+        let ours: Value = if body["stream"] == true {
+            last_usage(&text)
+        } else {
+            serde_json::from_str(&text).unwrap()
+        };
         // vLLM's answer holds the keys the script compared, some as dotted paths
         // (`output.0.content.0.logprobs`): ours is read at the same places.
         let theirs = strip(&case["vllm"]);

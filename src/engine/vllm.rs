@@ -5,7 +5,8 @@
 //!   engine names the request `generate-tokens-<request_id>`.
 //! * A stream is `data: {"request_id", "choices": [{"index", "token_ids" (new ones),
 //!   "finish_reason", "stop_reason", "logprobs"}], "usage"}` events, each choice in its own
-//!   events when `n > 1`, then `data: [DONE]`. A request with `prompt_logprobs` is sent
+//!   events when `n > 1`, then (asked for with `stream_options.include_usage`) one event
+//!   with `"choices": []` and the usage, then `data: [DONE]`. A request with `prompt_logprobs` is sent
 //!   with `stream: false` (only the whole answer carries them): one JSON object of the
 //!   same shape, every choice's IDs at once, plus `prompt_logprobs`.
 //! * `POST /inference/v1/abort_requests` `{"request_ids": ["generate-tokens-<id>"]}` aborts
@@ -42,8 +43,10 @@ impl Wire for Vllm {
         // one can only ask for `prompt_logprobs: 0`; it stays streamed.)
         let whole = g.sampling_params.prompt_logprobs.is_some() && !g.stream;
         g.stream = !whole;
-        // Usage is counted here, from what the client is sent (`server/front/`).
-        g.stream_options = None;
+        // Usage is counted here, from what the client is sent (`server/front/`); the
+        // engine's last usage event is asked for only for what the engine alone knows, the
+        // prompt tokens it found cached (`server/front/cached.rs`).
+        g.stream_options = g.stream.then(|| serde_json::json!({"include_usage": true}));
         g.block_hashes = None;
         g.continuation = None;
         g.sampling_params.stop.clear();

@@ -48,7 +48,8 @@ pub struct Script {
     /// The events are sent this many times over.
     pub repeat: usize,
     /// A recorded whole answer (vLLM's `GenerateTokensResponse`): sent as it is to a
-    /// request with `stream: false`, and as one event of its choices to a stream.
+    /// request with `stream: false`, and as one event of its choices to a stream (then its
+    /// usage, when the request asks for it).
     pub whole: Option<Value>,
 }
 
@@ -176,11 +177,14 @@ async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
         }
         let event = json!({"request_id": whole["request_id"], "usage": null,
                            "output_mode": "tokens", "choices": whole["choices"]});
-        return (
-            [("content-type", "text/event-stream; charset=utf-8")],
-            format!("data: {event}\n\ndata: [DONE]\n\n"),
-        )
-            .into_response();
+        let mut body = format!("data: {event}\n\n");
+        if req["stream_options"]["include_usage"] == json!(true) {
+            let usage = json!({"request_id": whole["request_id"], "usage": whole["usage"],
+                               "output_mode": "tokens", "choices": []});
+            body.push_str(&format!("data: {usage}\n\n"));
+        }
+        body.push_str("data: [DONE]\n\n");
+        return ([("content-type", "text/event-stream; charset=utf-8")], body).into_response();
     }
     let (events, end) = if attempt <= script.fail_first {
         (Vec::new(), script.end_first)

@@ -17,6 +17,8 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
     let watch = f.live.has_stop_strings();
     let mut whole = GenerateResponse::named(f.live.id().to_string());
     let mut ended = Vec::new();
+    // The engine's last usage: what it found in its prefix cache (`cached.rs`).
+    let mut engine_usage: Option<Value> = None;
     let mut next = Some(first);
     loop {
         let event = match next.take() {
@@ -34,6 +36,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             },
         };
         Flow::note_engine_ends(&mut ended, &event);
+        if event.usage.is_some() {
+            engine_usage.clone_from(&event.usage);
+        }
         if watch {
             if let Err(e) = f.live.push(&f.model, &f.st.config.derender, event.clone()) {
                 f.guard.fire("error");
@@ -43,9 +48,16 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         merge(&mut whole, event);
         if ended.len() as u32 >= f.n {
             f.guard.disarm();
-            // The engine's `[DONE]` is next: read it (briefly), so the connection can be
-            // reused.
-            let _ = tokio::time::timeout(Duration::from_millis(200), f.events.next()).await;
+            // The engine's usage event (when asked for) and `[DONE]` are next: read them
+            // (briefly), for the usage and so the connection can be reused.
+            let rest = async {
+                while let Ok(Some(e)) = f.events.next().await {
+                    if e.usage.is_some() {
+                        engine_usage = e.usage;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_millis(200), rest).await;
             break;
         }
         if watch && f.live.finished(f.n) {
@@ -82,6 +94,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         Ok(out) => out,
         Err(e) => return ApiError::from(e).into_response(),
     };
+    if let Some(n) = super::cached::of_usage(engine_usage.as_ref()) {
+        super::cached::add_to_answer(&shape, &mut out, n);
+    }
     if let Some(echo) = &echo {
         if let Err(e) = echo.apply(&model, &mut out, &prompt_ids, prompt_logprobs.as_ref()) {
             return ApiError::from(e).into_response();

@@ -18,6 +18,7 @@
 //! choice, when the client goes away (a dropped handler or a closed stream), and after a
 //! failed event; the engine stops generating at once instead of at its next write.
 
+mod cached;
 mod collect;
 mod echo;
 pub mod metrics;

@@ -114,6 +114,10 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
     // The engine ended every choice: its `[DONE]` is read after the client has had its
     // own, so the engine connection can be reused.
     let mut drain_done = false;
+    // The prompt tokens the engine found cached, from its usage event (`cached.rs`), and
+    // whether reading it met the engine's `[DONE]` instead.
+    let mut cached_tokens: Option<u64> = None;
+    let mut engine_done = false;
     let mut next = Some(first);
     loop {
         let read = match next.take() {
@@ -148,6 +152,15 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
             }
         };
         Flow::note_engine_ends(&mut ended, &event);
+        if ended.len() as u32 >= f.n {
+            // The engine's usage event follows its last output at once: read it before the
+            // answer's last events, which carry what only it knows.
+            match tokio::time::timeout(Duration::from_millis(200), f.events.next()).await {
+                Ok(Ok(Some(e))) => cached_tokens = super::cached::of_usage(e.usage.as_ref()),
+                Ok(Ok(None)) => engine_done = true,
+                _ => {}
+            }
+        }
         let frames = match f.shape.api() {
             None => f
                 .live
@@ -171,7 +184,12 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
             Some(api) => f
                 .live
                 .push_as(&f.model, &f.st.config.derender, event, api)
-                .map(|events| events.iter().map(named_sse).collect()),
+                .map(|mut events| {
+                    if let Some(n) = cached_tokens {
+                        super::cached::add_to_events(&mut events, n);
+                    }
+                    events.iter().map(named_sse).collect()
+                }),
         };
         let frames = match frames {
             Ok(frames) => frames,
@@ -217,7 +235,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
         super::metrics::FrontMetrics::series(&front.e2e, route)
             .observe(f.start.elapsed().as_secs_f64());
         drop(tx);
-        if drain_done {
+        if drain_done && !engine_done {
             let _ = f.events.next().await;
         }
         return;
@@ -228,9 +246,13 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
         } else {
             "text_completion"
         };
+        let mut usage = usage(&f.live);
+        if let Some(n) = cached_tokens {
+            super::cached::add_openai(&mut usage, n);
+        }
         let last = json!({
             "id": f.live.id(), "object": object, "created": f.live.created(),
-            "model": f.model.name, "choices": [], "usage": usage(&f.live),
+            "model": f.model.name, "choices": [], "usage": usage,
         });
         if !tx.send(sse(&last)).await {
             return;
@@ -241,7 +263,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
             .observe(f.start.elapsed().as_secs_f64());
     }
     drop(tx);
-    if drain_done {
+    if drain_done && !engine_done {
         let _ = f.events.next().await;
     }
 }
