@@ -14,6 +14,7 @@ pub mod pyjson;
 pub mod pystr;
 mod reasoning;
 mod registry;
+mod response_template;
 pub mod tool;
 
 pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
@@ -21,9 +22,11 @@ pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, reasoning_parser_with,
-    tool_parser, tool_parser_for_model, AnyToolParser, ParserSettings, ReasoningEntry, ToolEntry,
-    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    response_template_parser, tool_parser, tool_parser_for_model, tool_parser_with, AnyToolParser,
+    ParserSettings, ReasoningEntry, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS,
+    RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
+pub use response_template::{check_response_template, ResponseTemplate, ResponseTemplateParser};
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 
 /// Parsed output, as deltas appended by the parsers.
