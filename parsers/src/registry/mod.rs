@@ -22,8 +22,8 @@ mod settings;
 mod tools;
 
 pub use reasoning::REASONING_PARSERS;
-pub use settings::ParserSettings;
 pub(crate) use settings::truthy;
+pub use settings::ParserSettings;
 pub use tools::TOOL_PARSERS;
 
 /// One reasoning parser family.

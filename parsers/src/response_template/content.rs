@@ -180,7 +180,11 @@ fn apply(t: &Value, scope: &Map<String, Value>) -> Option<Value> {
             }
             Some(Value::Object(out))
         }
-        Value::Array(a) => a.iter().map(|v| apply(v, scope)).collect::<Option<_>>().map(Value::Array),
+        Value::Array(a) => a
+            .iter()
+            .map(|v| apply(v, scope))
+            .collect::<Option<_>>()
+            .map(Value::Array),
         Value::String(s) => match placeholder(s) {
             None => Some(t.clone()),
             Some(path) => {
@@ -205,7 +209,11 @@ fn coerce_calls(v: &mut Value, schemas: &ToolSchemas) {
     let Some(function) = v.get_mut("function").and_then(Value::as_object_mut) else {
         return;
     };
-    let Some(name) = function.get("name").and_then(Value::as_str).map(str::to_string) else {
+    let Some(name) = function
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    else {
         return;
     };
     let Some(Value::Object(arguments)) = function.get_mut("arguments") else {
@@ -360,10 +368,19 @@ mod tests {
             allow_non_json: false,
             strip: true,
         };
-        let v = json(r#"{hour:7,label:<|"|>a, b:c<|"|>,n:{inner:<|"|>x<|"|>}}"#, &args);
-        assert_eq!(v, Some(json!({"hour": 7, "label": "a, b:c", "n": {"inner": "x"}})));
+        let v = json(
+            r#"{hour:7,label:<|"|>a, b:c<|"|>,n:{inner:<|"|>x<|"|>}}"#,
+            &args,
+        );
+        assert_eq!(
+            v,
+            Some(json!({"hour": 7, "label": "a, b:c", "n": {"inner": "x"}}))
+        );
         assert_eq!(json("{a:1", &args), None);
-        assert_eq!(quote_keys("{a:1,b_2:{c:3}, d:4}"), r#"{"a":1,"b_2":{"c":3}, d:4}"#);
+        assert_eq!(
+            quote_keys("{a:1,b_2:{c:3}, d:4}"),
+            r#"{"a":1,"b_2":{"c":3}, d:4}"#
+        );
     }
 
     #[test]

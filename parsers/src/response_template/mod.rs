@@ -118,9 +118,9 @@ impl ResponseTemplateParser {
     fn route(&mut self, events: Vec<Event>, reasoning: &mut String, out: &mut Parsed) {
         for e in events {
             let field = match &e {
-                Event::Open { field, .. } | Event::Chunk { field, .. } | Event::Close { field, .. } => {
-                    self.template.fields[*field].name.as_str()
-                }
+                Event::Open { field, .. }
+                | Event::Chunk { field, .. }
+                | Event::Close { field, .. } => self.template.fields[*field].name.as_str(),
             };
             match (field, e) {
                 (TOOLS, Event::Chunk { text, .. }) if !self.calls => out.content.push_str(&text),

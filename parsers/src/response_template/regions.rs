@@ -123,7 +123,8 @@ pub(crate) struct Regions {
 }
 
 /// How a closed tool region's body becomes its value.
-pub(crate) type Valuer<'a> = &'a dyn Fn(&Field, &str, &[(String, String)]) -> Option<serde_json::Value>;
+pub(crate) type Valuer<'a> =
+    &'a dyn Fn(&Field, &str, &[(String, String)]) -> Option<serde_json::Value>;
 
 impl Regions {
     pub(crate) fn new(t: &ResponseTemplate) -> Self {
@@ -264,7 +265,13 @@ impl Regions {
     }
 
     /// vLLM's `_close_current`, then back to the sink.
-    fn close(&mut self, t: &ResponseTemplate, delim: String, value: Valuer, events: &mut Vec<Event>) {
+    fn close(
+        &mut self,
+        t: &ResponseTemplate,
+        delim: String,
+        value: Valuer,
+        events: &mut Vec<Event>,
+    ) {
         if let (Some(field), true) = (self.current, self.opened) {
             let f = &t.fields[field];
             let value = if f.name == TOOLS {

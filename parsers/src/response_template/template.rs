@@ -129,8 +129,13 @@ impl ResponseTemplate {
                 names.join(", ")
             ));
         }
-        let start_anchor = anchor("response_template", spec, "start_anchor", "start_anchor_pattern")?
-            .ok_or("response_template must define 'start_anchor' or 'start_anchor_pattern'.")?;
+        let start_anchor = anchor(
+            "response_template",
+            spec,
+            "start_anchor",
+            "start_anchor_pattern",
+        )?
+        .ok_or("response_template must define 'start_anchor' or 'start_anchor_pattern'.")?;
         // vLLM's `validate_response_template_for_serving`.
         let mut unsupported: Vec<String> = fields
             .iter()
@@ -308,7 +313,7 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, String> {
 
 /// `_text`'s `strip` argument (default on).
 fn strip_arg(args: &Map<String, Value>) -> bool {
-    args.get("strip").map_or(true, truthy)
+    args.get("strip").is_none_or(truthy)
 }
 
 fn kind(scope: &str, content: &str, args: &Map<String, Value>) -> Result<Kind, String> {
@@ -361,7 +366,9 @@ fn kind(scope: &str, content: &str, args: &Map<String, Value>) -> Result<Kind, S
                     let sub = match p.get("args") {
                         None => Map::new(),
                         Some(Value::Object(a)) => a.clone(),
-                        Some(_) => return Err(format!("{scope}: value_parser args must be a dict")),
+                        Some(_) => {
+                            return Err(format!("{scope}: value_parser args must be a dict"))
+                        }
                     };
                     match name {
                         Some(n @ ("text" | "json")) => Some(Box::new(kind(scope, n, &sub)?)),
@@ -514,7 +521,10 @@ fn pattern_delim(scope: &str, key: &str, pattern: &str) -> Result<Delim, String>
     let (body, group, word_run) = if let Some(b) = pattern.strip_suffix(r"\w+)") {
         let start = b.rfind("(?P<").ok_or_else(refuse)?;
         let name = b[start + 4..].strip_suffix('>').ok_or_else(refuse)?;
-        if name.is_empty() || !name.chars().all(word) || name.starts_with(|c: char| c.is_ascii_digit()) {
+        if name.is_empty()
+            || !name.chars().all(word)
+            || name.starts_with(|c: char| c.is_ascii_digit())
+        {
             return Err(refuse());
         }
         (&b[..start], Some(name.to_string()), true)
@@ -572,7 +582,12 @@ mod tests {
             d(r"<\|channel>final\n").unwrap(),
             Delim::Literals(vec!["<|channel>final\n".into()])
         );
-        for bad in [r"(?:^|<think>\s*)", r"\n?</response>", r"a.*?b", r"(?P<1x>\w+)"] {
+        for bad in [
+            r"(?:^|<think>\s*)",
+            r"\n?</response>",
+            r"a.*?b",
+            r"(?P<1x>\w+)",
+        ] {
             assert!(d(bad).is_err(), "{bad}");
         }
     }
@@ -600,7 +615,10 @@ mod tests {
             .unwrap_err()
             .contains("requires `response_template`"));
         let mut no_tools = base.clone();
-        no_tools["fields"].as_object_mut().unwrap().remove("tool_calls");
+        no_tools["fields"]
+            .as_object_mut()
+            .unwrap()
+            .remove("tool_calls");
         assert!(check_response_template(Some(&no_tools), false, true)
             .unwrap_err()
             .contains("tool_calls field"));
