@@ -5,9 +5,19 @@
 //! `region_malformed`: the call is dropped).
 
 use super::template::{placeholder, word, Field, JsonArgs, Kind};
-use crate::pystr::{ascii_digits, py_space};
+use crate::pystr::py_space;
+use crate::tool::coerce::{count_marked, integral_digits, loads_exact, marked, py_float, py_int};
 use crate::ToolSchemas;
 use serde_json::{Map, Number, Value};
+
+/// A region's value. Python's integers past 64 bits are marked strings (a NUL and the digits,
+/// as `tool::coerce` reads them); `exact` says the value's marked strings are such integers
+/// (else a string the model wrote that looks like one, and no integer was marked).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Valued {
+    pub value: Value,
+    pub exact: bool,
+}
 
 /// Python's `str.strip()`.
 fn strip(s: &str) -> &str {
@@ -22,10 +32,10 @@ fn text(s: &str, on: bool) -> &str {
     }
 }
 
-pub(crate) fn parse(kind: &Kind, body: &str) -> Option<Value> {
+fn parse(kind: &Kind, body: &str, exact: &mut bool) -> Option<Value> {
     match kind {
         Kind::Text { strip } => Some(Value::String(text(body, *strip).to_string())),
-        Kind::Json(args) => json(body, args),
+        Kind::Json(args) => json(body, args, exact),
         Kind::KvLines {
             line_sep,
             kv_sep,
@@ -41,7 +51,7 @@ pub(crate) fn parse(kind: &Kind, body: &str) -> Option<Value> {
                 let (k, v) = (text(k, *strip), text(v, *strip));
                 let v = match value {
                     None => Value::String(v.to_string()),
-                    Some(kind) => parse(kind, v)?,
+                    Some(kind) => parse(kind, v, exact)?,
                 };
                 out.insert(k.to_string(), v);
             }
@@ -50,13 +60,15 @@ pub(crate) fn parse(kind: &Kind, body: &str) -> Option<Value> {
     }
 }
 
-/// Python's `json.loads` as far as serde_json reads the same documents.
-fn loads(s: &str) -> Option<Value> {
-    serde_json::from_str(s).ok()
+/// Python's `json.loads`, integers past 64 bits marked (`exact` set when any is).
+fn loads(s: &str, exact: &mut bool) -> Option<Value> {
+    let (v, marks) = loads_exact(s)?;
+    *exact |= marks;
+    Some(v)
 }
 
 /// vLLM's `_json`: strings between custom delimiters lifted out, bare keys quoted, then JSON.
-fn json(body: &str, args: &JsonArgs) -> Option<Value> {
+fn json(body: &str, args: &JsonArgs, exact: &mut bool) -> Option<Value> {
     const OPEN: char = '\u{1}';
     const CLOSE: char = '\u{2}';
     if !args.string_delims.is_empty() && body.contains([OPEN, CLOSE]) {
@@ -89,7 +101,7 @@ fn json(body: &str, args: &JsonArgs) -> Option<Value> {
         let mark = format!("{OPEN}{i}{CLOSE}");
         working = working.replace(&mark, &crate::pyjson::dumps_str(s));
     }
-    match loads(&working) {
+    match loads(&working, exact) {
         Some(v) => Some(v),
         None if args.allow_non_json => Some(Value::String(text(body, args.strip).to_string())),
         None => None,
@@ -132,8 +144,9 @@ pub(crate) fn value(
     body: &str,
     captures: &[(String, String)],
     schemas: &ToolSchemas,
-) -> Option<Value> {
-    let parsed = parse(&field.kind, body)?;
+) -> Option<Valued> {
+    let mut exact = false;
+    let parsed = parse(&field.kind, body, &mut exact)?;
     let mut v = match &field.transform {
         None => parsed,
         Some(t) if field.transform_each => {
@@ -157,10 +170,31 @@ pub(crate) fn value(
             apply(t, &scope)?
         }
     };
+    // Where the model wrote a string spelled as a marker, and no integer was marked, none
+    // can be marked now (coercion leaves such integers as text).
+    let mut ints = Ints {
+        exact,
+        markable: exact || count_marked(&v) == 0,
+    };
     if !schemas.is_empty() {
-        coerce_calls(&mut v, schemas);
+        coerce_calls(&mut v, schemas, &mut ints);
     }
-    Some(v)
+    Some(Valued {
+        value: v,
+        exact: ints.exact,
+    })
+}
+
+/// Whether marked strings are integers, and whether coercion may mark one.
+struct Ints {
+    exact: bool,
+    markable: bool,
+}
+
+impl Ints {
+    fn is_int(&self, v: &Value) -> bool {
+        self.exact && v.as_str().and_then(marked).is_some()
+    }
 }
 
 fn scope_of(captures: &[(String, String)]) -> Map<String, Value> {
@@ -201,9 +235,11 @@ fn apply(t: &Value, scope: &Map<String, Value>) -> Option<Value> {
 }
 
 /// `_coerce_tool_calls`: string arguments typed by the called tool's parameter schemas.
-fn coerce_calls(v: &mut Value, schemas: &ToolSchemas) {
+fn coerce_calls(v: &mut Value, schemas: &ToolSchemas, ints: &mut Ints) {
     if let Value::Array(items) = v {
-        items.iter_mut().for_each(|i| coerce_calls(i, schemas));
+        items
+            .iter_mut()
+            .for_each(|i| coerce_calls(i, schemas, ints));
         return;
     }
     let Some(function) = v.get_mut("function").and_then(Value::as_object_mut) else {
@@ -230,12 +266,18 @@ fn coerce_calls(v: &mut Value, schemas: &ToolSchemas) {
         if types.is_empty() {
             continue;
         }
+        if ints.is_int(argument) {
+            continue;
+        }
         match argument {
-            Value::String(raw) => *argument = coerce(raw, &types),
+            Value::String(raw) => *argument = coerce(raw, &types, ints),
             Value::Array(items) if !types.iter().any(|t| t == "array") => {
                 for item in items.iter_mut() {
+                    if ints.is_int(item) {
+                        continue;
+                    }
                     if let Value::String(raw) = item {
-                        *item = coerce(raw, &types);
+                        *item = coerce(raw, &types, ints);
                     }
                 }
             }
@@ -272,19 +314,40 @@ fn schema_types(schema: &Value) -> Vec<String> {
 }
 
 /// vLLM 0.32's `_coerce`: the first type the text reads as, else the text.
-fn coerce(raw: &str, types: &[String]) -> Value {
+fn coerce(raw: &str, types: &[String], ints: &mut Ints) -> Value {
     for t in types {
         let got = match t.as_str() {
-            "integer" => py_int(raw).map(Value::Number),
-            "number" => py_number(raw),
+            "integer" => py_int(raw).and_then(|digits| integer(&digits, ints)),
+            "number" => py_float(raw).filter(|f| f.is_finite()).and_then(|f| {
+                if f.fract() == 0.0 && !raw.contains('.') {
+                    integer(&integral_digits(f), ints)
+                } else {
+                    Number::from_f64(f).map(Value::Number)
+                }
+            }),
             "boolean" => match strip(raw).to_lowercase().as_str() {
                 "true" | "1" => Some(Value::Bool(true)),
                 "false" | "0" => Some(Value::Bool(false)),
                 _ => None,
             },
             "null" => matches!(strip(raw), "null" | "None").then_some(Value::Null),
-            "object" => loads(raw).filter(Value::is_object),
-            "array" => loads(raw).filter(Value::is_array),
+            "object" | "array" => {
+                let mut exact = ints.exact;
+                let v = loads(raw, &mut exact).filter(|v| {
+                    if t == "object" {
+                        v.is_object()
+                    } else {
+                        v.is_array()
+                    }
+                });
+                if v.is_some() && exact && !ints.markable {
+                    // Its integers cannot be told from the model's marker-like strings.
+                    None
+                } else {
+                    ints.exact |= v.is_some() && exact;
+                    v
+                }
+            }
             _ => None,
         };
         if let Some(v) = got {
@@ -294,65 +357,20 @@ fn coerce(raw: &str, types: &[String]) -> Value {
     Value::String(raw.to_string())
 }
 
-/// Python's numeric literal body: digits with single `_` between them, any script's digits
-/// read as ASCII; `None` where Python's `int()`/`float()` refuse the underscores.
-fn py_digits(s: &str) -> Option<String> {
-    let s = ascii_digits(s);
-    let b = s.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
-        if c == b'_' {
-            let digit = |j: Option<&u8>| j.is_some_and(u8::is_ascii_digit);
-            if !digit(i.checked_sub(1).and_then(|j| b.get(j))) || !digit(b.get(i + 1)) {
-                return None;
-            }
-        }
+/// Python's `int` of these decimal digits as JSON: a number within 64 bits, else a marked
+/// string (`None` past Python's 4,300 digits, or where no integer may be marked).
+fn integer(digits: &str, ints: &mut Ints) -> Option<Value> {
+    if let Ok(i) = digits.parse::<i64>() {
+        return Some(Value::Number(i.into()));
     }
-    Some(s.replace('_', ""))
-}
-
-/// Python's `int(s)` (base 10), where the value fits 64 bits.
-fn py_int(raw: &str) -> Option<Number> {
-    let s = py_digits(raw.trim())?;
-    let (neg, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s.as_str()),
-    };
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+    if let Ok(u) = digits.parse::<u64>() {
+        return Some(Value::Number(u.into()));
+    }
+    if digits.trim_start_matches('-').len() > 4300 || !ints.markable {
         return None;
     }
-    if neg {
-        format!("-{digits}").parse::<i64>().ok().map(Number::from)
-    } else {
-        digits.parse::<u64>().ok().map(Number::from)
-    }
-}
-
-/// `float(raw)`, kept an integer where the text has no `.` and the value is whole.
-fn py_number(raw: &str) -> Option<Value> {
-    let s = py_digits(raw.trim())?;
-    let body = s.trim_start_matches(['+', '-']);
-    let lower = body.to_ascii_lowercase();
-    let named = ["inf", "infinity", "nan"].contains(&lower.as_str());
-    let numeric = !body.is_empty()
-        && body
-            .bytes()
-            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'));
-    if named || !numeric || s.len() - body.len() > 1 {
-        return None;
-    }
-    let f: f64 = s.parse().ok()?;
-    if !f.is_finite() {
-        return None;
-    }
-    if f.fract() == 0.0 && !raw.contains('.') {
-        // Exact: a whole f64 below 2^63 converts without loss.
-        if f.abs() < 9.223_372_036_854_775e18 {
-            return Some(Value::Number(Number::from(f as i64)));
-        }
-        return None;
-    }
-    Number::from_f64(f).map(Value::Number)
+    ints.exact = true;
+    Some(Value::String(format!("\0{digits}")))
 }
 
 #[cfg(test)]
@@ -368,15 +386,23 @@ mod tests {
             allow_non_json: false,
             strip: true,
         };
+        let mut exact = false;
         let v = json(
             r#"{hour:7,label:<|"|>a, b:c<|"|>,n:{inner:<|"|>x<|"|>}}"#,
             &args,
+            &mut exact,
         );
         assert_eq!(
             v,
             Some(json!({"hour": 7, "label": "a, b:c", "n": {"inner": "x"}}))
         );
-        assert_eq!(json("{a:1", &args), None);
+        assert_eq!(json("{a:1", &args, &mut exact), None);
+        assert!(!exact);
+        assert_eq!(
+            json("{n:123456789012345678901}", &args, &mut exact),
+            Some(json!({"n": "\u{0}123456789012345678901"}))
+        );
+        assert!(exact);
         assert_eq!(
             quote_keys("{a:1,b_2:{c:3}, d:4}"),
             r#"{"a":1,"b_2":{"c":3}, d:4}"#
@@ -386,6 +412,13 @@ mod tests {
     #[test]
     fn coercion_is_pythons() {
         let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let coerce = |raw: &str, types: &[String]| {
+            let mut ints = Ints {
+                exact: false,
+                markable: true,
+            };
+            coerce(raw, types, &mut ints)
+        };
         assert_eq!(coerce(" 1_000 ", &t(&["integer"])), json!(1000));
         assert_eq!(coerce("3.0", &t(&["integer"])), json!("3.0"));
         assert_eq!(coerce("1e3", &t(&["number"])), json!(1000));
@@ -395,5 +428,13 @@ mod tests {
         assert_eq!(coerce("None", &t(&["string", "null"])), json!(null));
         assert_eq!(coerce("5", &t(&["string", "integer"])), json!(5));
         assert_eq!(coerce("[1]", &t(&["object", "array"])), json!([1]));
+        assert_eq!(
+            coerce("1e20", &t(&["number"])),
+            json!("\u{0}100000000000000000000")
+        );
+        assert_eq!(
+            coerce("-123456789012345678901", &t(&["integer"])),
+            json!("\u{0}-123456789012345678901")
+        );
     }
 }

@@ -23,6 +23,7 @@ mod template;
 
 pub use template::{check_response_template, ResponseTemplate};
 
+use crate::tool::coerce::marked;
 use crate::tool::{Parsed, ToolParser, ToolSchemas};
 use regions::{Event, Regions};
 use serde::{Deserialize, Serialize};
@@ -128,7 +129,7 @@ impl ResponseTemplateParser {
                     out.content.push_str(&delim)
                 }
                 (TOOLS, Event::Close { value: Some(v), .. }) => {
-                    for (name, arguments) in tool_calls(&v) {
+                    for (name, arguments) in tool_calls(&v.value, v.exact) {
                         out.start_call(self.next_call, name, None);
                         out.args(self.next_call, &arguments);
                         self.next_call += 1;
@@ -157,8 +158,10 @@ impl ToolParser for ResponseTemplateParser {
 }
 
 /// vLLM's `_to_tool_calls`: each call's name and arguments (JSON text; an object written as
-/// Python's `json.dumps` writes it), or none if any call lacks them.
-fn tool_calls(value: &Value) -> Vec<(String, String)> {
+/// Python's `json.dumps` writes it), or none if any call lacks them. `exact`: the value's
+/// marked strings are integers past 64 bits (`content::Valued`).
+fn tool_calls(value: &Value, exact: bool) -> Vec<(String, String)> {
+    let int = |v: &Value| exact && v.as_str().and_then(marked).is_some();
     let items = match value {
         Value::Array(items) => items.as_slice(),
         one => std::slice::from_ref(one),
@@ -169,12 +172,17 @@ fn tool_calls(value: &Value) -> Vec<(String, String)> {
             return Vec::new();
         };
         let name = match function.get("name") {
-            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+            Some(Value::String(n)) if !n.is_empty() && !int(&Value::String(n.clone())) => n.clone(),
             _ => return Vec::new(),
         };
         let arguments = match function.get("arguments") {
             None | Some(Value::Null) => return Vec::new(),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) if !int(&Value::String(s.clone())) => s.clone(),
+            Some(v) if exact => {
+                let mut out = String::new();
+                crate::pyjson::write_json_with(&mut out, v, &marked);
+                out
+            }
             Some(v) => crate::pyjson::dumps(v),
         };
         calls.push((name, arguments));

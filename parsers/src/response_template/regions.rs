@@ -10,6 +10,7 @@
 //! partial search does, a complete match of a literal list is taken over an earlier partial
 //! one. Only held text and the open tool region's body are kept between chunks.
 
+use super::content::Valued;
 use super::template::{word, Delim, Field, ResponseTemplate, TOOLS};
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +103,7 @@ pub(crate) enum Event {
     Close {
         field: usize,
         delim: String,
-        value: Option<serde_json::Value>,
+        value: Option<Valued>,
     },
 }
 
@@ -123,8 +124,7 @@ pub(crate) struct Regions {
 }
 
 /// How a closed tool region's body becomes its value.
-pub(crate) type Valuer<'a> =
-    &'a dyn Fn(&Field, &str, &[(String, String)]) -> Option<serde_json::Value>;
+pub(crate) type Valuer<'a> = &'a dyn Fn(&Field, &str, &[(String, String)]) -> Option<Valued>;
 
 impl Regions {
     pub(crate) fn new(t: &ResponseTemplate) -> Self {
@@ -277,7 +277,10 @@ impl Regions {
             let value = if f.name == TOOLS {
                 value(f, &self.body, &self.captures)
             } else {
-                Some(serde_json::Value::Null)
+                Some(Valued {
+                    value: serde_json::Value::Null,
+                    exact: false,
+                })
             };
             events.push(Event::Close {
                 field,
