@@ -15,79 +15,137 @@ use super::template::{word, Delim, Field, ResponseTemplate, TOOLS};
 use serde::{Deserialize, Serialize};
 
 /// One delimiter found in the buffer.
+#[derive(Clone)]
 struct Found {
     start: usize,
     end: usize,
     /// More text could change it: held, not committed.
     pending: bool,
-    /// The `\w+` run of a `(?P<name>\w+)` delimiter.
-    capture: Option<(String, String)>,
+    /// Where the `\w+` run of a `Word` delimiter starts (read out only when committed).
+    run_from: Option<usize>,
 }
 
-/// The first match of `d` in `buf`: a complete one first, else (before the end of the output)
-/// the earliest text at the end of `buf` that could still become one.
-fn find(d: &Delim, buf: &str, eos: bool) -> Option<Found> {
+/// What earlier searches of one delimiter learnt of the buffer, kept so that no stretch of
+/// it is searched twice (a chunk at a time, a long held `\w+` run would be searched again
+/// for every chunk).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Seen {
+    /// Per literal (the one of a `Word`): no occurrence starts before this offset in `buf`.
+    clear: Vec<usize>,
+    /// `Word`: a literal found at `.0`, followed by word characters up to `.1`.
+    run: Option<(usize, usize)>,
+}
+
+impl Seen {
+    /// The buffer lost its first `n` bytes.
+    fn shift(&mut self, n: usize) {
+        self.clear.iter_mut().for_each(|c| *c = c.saturating_sub(n));
+        self.run = self
+            .run
+            .filter(|&(s, _)| s >= n)
+            .map(|(s, e)| (s - n, e - n));
+    }
+}
+
+/// The largest char boundary of `buf` at or below `i`.
+fn floor(buf: &str, i: usize) -> usize {
+    let mut i = i.min(buf.len());
+    while !buf.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The first match of `d` in `buf` at or after `pos`: a complete one first, else (before the
+/// end of the output) the earliest text at the end of `buf` that could still become one.
+/// Python `regex`'s partial search, from `pos`.
+fn find(d: &Delim, buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<Found> {
     match d {
         Delim::Literals(lits) => {
-            let full = lits
-                .iter()
-                .filter_map(|l| buf.find(l.as_str()).map(|s| (s, s + l.len())))
-                .min_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+            seen.clear.resize(lits.len(), 0);
+            let mut full: Option<(usize, usize)> = None;
+            for (l, clear) in lits.iter().zip(seen.clear.iter_mut()) {
+                let from = pos.max(*clear);
+                match buf[from..].find(l.as_str()) {
+                    Some(i) => {
+                        *clear = from + i;
+                        let m = (from + i, from + i + l.len());
+                        // The earliest; on a tie the longest (the list is longest first).
+                        if full.is_none_or(|(s, _)| m.0 < s) {
+                            full = Some(m);
+                        }
+                    }
+                    None => *clear = floor(buf, from.max((buf.len() + 1).saturating_sub(l.len()))),
+                }
+            }
             if let Some((start, end)) = full {
                 return Some(Found {
                     start,
                     end,
                     pending: false,
-                    capture: None,
+                    run_from: None,
                 });
             }
             if eos {
                 return None;
             }
-            partial(buf, |tail| lits.iter().any(|l| l.starts_with(tail)))
+            let longest = lits.iter().map(String::len).max().unwrap_or(0);
+            partial(buf, pos, longest, |tail| {
+                lits.iter().any(|l| l.starts_with(tail))
+            })
         }
-        Delim::Word { lit, group } => {
-            let mut from = 0;
+        Delim::Word { lit, .. } => {
+            seen.clear.resize(1, 0);
+            let first = pos.max(seen.clear[0]);
+            let mut from = first;
             while let Some(i) = buf[from..].find(lit.as_str()) {
                 let start = from + i;
                 let after = start + lit.len();
-                let run: usize = buf[after..]
+                // Word characters already read after this literal need not be read again.
+                let known = match seen.run {
+                    Some((s, e)) if s == start => e,
+                    _ => after,
+                };
+                let run: usize = buf[known..]
                     .chars()
                     .take_while(|&c| word(c))
                     .map(char::len_utf8)
                     .sum();
-                if run > 0 {
-                    let end = after + run;
+                let end = known + run;
+                if end > after {
+                    seen.clear[0] = start;
+                    let pending = !eos && end == buf.len();
+                    seen.run = pending.then_some((start, end));
                     return Some(Found {
                         start,
                         end,
-                        pending: !eos && end == buf.len(),
-                        capture: group
-                            .as_ref()
-                            .map(|g| (g.clone(), buf[after..end].to_string())),
+                        pending,
+                        run_from: Some(after),
                     });
                 }
                 from = start + buf[start..].chars().next().map_or(1, char::len_utf8);
             }
+            seen.clear[0] = floor(buf, first.max(buf.len().saturating_sub(lit.len())));
+            seen.run = None;
             if eos {
                 return None;
             }
-            partial(buf, |tail| lit.starts_with(tail))
+            partial(buf, pos, lit.len(), |tail| lit.starts_with(tail))
         }
     }
 }
 
-/// The earliest non-empty tail of `buf` that `fits`, as a pending match.
-fn partial(buf: &str, fits: impl Fn(&str) -> bool) -> Option<Found> {
-    let start = buf
-        .char_indices()
-        .map(|(i, _)| i)
+/// The earliest non-empty tail of `buf` from `pos` on, of at most `longest` bytes, that
+/// `fits`, as a pending match.
+fn partial(buf: &str, pos: usize, longest: usize, fits: impl Fn(&str) -> bool) -> Option<Found> {
+    let start = (pos.max(buf.len().saturating_sub(longest))..buf.len())
+        .filter(|&i| buf.is_char_boundary(i))
         .find(|&i| fits(&buf[i..]))?;
     Some(Found {
         start,
         end: buf.len(),
         pending: true,
-        capture: None,
+        run_from: None,
     })
 }
 
@@ -121,6 +179,12 @@ pub(crate) struct Regions {
     /// The open tool region's text so far.
     body: String,
     captures: Vec<(String, String)>,
+    /// During a run: where the undecided text starts in `buf` (0 between runs).
+    #[serde(skip)]
+    pos: usize,
+    /// Per delimiter (a field's opener at `2 * field`, its closer at `2 * field + 1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    seen: Vec<Seen>,
 }
 
 /// How a closed tool region's body becomes its value.
@@ -160,11 +224,20 @@ impl Regions {
 
     /// vLLM's `_process`.
     fn run(&mut self, t: &ResponseTemplate, eos: bool, value: Valuer, events: &mut Vec<Event>) {
+        self.seen.resize(t.fields.len() * 2, Seen::default());
+        self.pos = 0;
+        self.step(t, eos, value, events);
+        self.buf.drain(..self.pos);
+        let n = std::mem::take(&mut self.pos);
+        self.seen.iter_mut().for_each(|s| s.shift(n));
+    }
+
+    fn step(&mut self, t: &ResponseTemplate, eos: bool, value: Valuer, events: &mut Vec<Event>) {
         loop {
             let (best, hold) = self.scan(t, eos);
             if let Some((open, field, found)) = best {
-                if found.start > 0 {
-                    self.accumulate(t, found.start, events);
+                if found.start > self.pos {
+                    self.accumulate(t, found.start - self.pos, events);
                 }
                 let delim = self.consume(found.end - found.start);
                 if open {
@@ -172,7 +245,16 @@ impl Regions {
                     self.current = Some(field);
                     self.opened = true;
                     self.body.clear();
-                    self.captures = found.capture.into_iter().collect();
+                    // The opener's named `\w+` run, vLLM's `captures`.
+                    let group = match t.fields[field].open.as_ref() {
+                        Some(Delim::Word { group, .. }) => group.as_ref(),
+                        _ => None,
+                    };
+                    self.captures = group
+                        .zip(found.run_from)
+                        .map(|(g, from)| (g.clone(), self.buf[from..found.end].to_string()))
+                        .into_iter()
+                        .collect();
                     events.push(Event::Open { field, delim });
                 } else {
                     self.close(t, delim, value, events);
@@ -180,20 +262,20 @@ impl Regions {
                 continue;
             }
             if eos {
-                if !self.buf.is_empty() {
-                    self.accumulate(t, self.buf.len(), events);
+                if self.pos < self.buf.len() {
+                    self.accumulate(t, self.buf.len() - self.pos, events);
                 }
                 self.close(t, String::new(), value, events);
-            } else if hold > 0 {
-                self.accumulate(t, hold, events);
+            } else if hold > self.pos {
+                self.accumulate(t, hold - self.pos, events);
             }
             return;
         }
     }
 
     /// vLLM's `_scan` over its `_watchlist`: the delimiter to commit now (whether it opens,
-    /// its field, the match), and where held text starts.
-    fn scan(&self, t: &ResponseTemplate, eos: bool) -> (Option<(bool, usize, Found)>, usize) {
+    /// its field, the match, in `buf`), and where held text starts.
+    fn scan(&mut self, t: &ResponseTemplate, eos: bool) -> (Option<(bool, usize, Found)>, usize) {
         let mut watch: Vec<(bool, usize, &Delim)> = Vec::new();
         match self.current {
             Some(c) if Some(c) != t.implicit => {
@@ -211,7 +293,8 @@ impl Regions {
         let mut hold = self.buf.len();
         let mut best: Option<(bool, usize, Found)> = None;
         for (open, field, d) in watch {
-            let Some(found) = find(d, &self.buf, eos) else {
+            let seen = &mut self.seen[field * 2 + usize::from(!open)];
+            let Some(found) = find(d, &self.buf, self.pos, eos, seen) else {
                 continue;
             };
             if found.pending {
@@ -239,23 +322,23 @@ impl Regions {
         (best, hold)
     }
 
-    /// Drops the first `n` bytes of the buffer; returns their part after the prompt.
+    /// Passes the next `n` bytes of the buffer; returns their part after the prompt.
     fn consume(&mut self, n: usize) -> String {
         let skip = self.prefix_left.min(n);
         self.prefix_left -= skip;
-        let out = self.buf[skip..n].to_string();
-        self.buf.drain(..n);
+        let out = self.buf[self.pos + skip..self.pos + n].to_string();
+        self.pos += n;
         out
     }
 
-    /// vLLM's `_accumulate` of the first `n` bytes into the open region.
+    /// vLLM's `_accumulate` of the next `n` bytes into the open region.
     fn accumulate(&mut self, t: &ResponseTemplate, n: usize, events: &mut Vec<Event>) {
         let Some(field) = self.current else {
             self.consume(n);
             return;
         };
         if t.fields[field].name == TOOLS {
-            self.body.push_str(&self.buf[..n]);
+            self.body.push_str(&self.buf[self.pos..self.pos + n]);
         }
         let text = self.consume(n);
         self.opened = true;
@@ -296,16 +379,40 @@ impl Regions {
 }
 
 /// Where the prompt's text after its last start anchor begins (0 without one: vLLM then
-/// parses the whole prompt).
+/// parses the whole prompt). Matches are taken left to right without overlapping (Python's
+/// `finditer`), each literal's next occurrence looked for again only once passed.
 fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
-    let mut end = 0;
-    let mut from = 0;
-    while from <= prompt.len() {
-        let Some(found) = find(d, &prompt[from..], true) else {
-            break;
-        };
-        end = from + found.end;
-        from = end;
+    let (mut end, mut from) = (0, 0);
+    match d {
+        Delim::Literals(lits) => {
+            let mut next: Vec<Option<usize>> =
+                lits.iter().map(|l| prompt.find(l.as_str())).collect();
+            loop {
+                for (n, l) in next.iter_mut().zip(lits) {
+                    if n.is_some_and(|at| at < from) {
+                        *n = prompt[from..].find(l.as_str()).map(|i| i + from);
+                    }
+                }
+                // The earliest, longest first (the list is sorted so).
+                let best = next
+                    .iter()
+                    .zip(lits)
+                    .filter_map(|(n, l)| n.map(|at| (at, l.len())))
+                    .min_by_key(|&(at, len)| (at, std::cmp::Reverse(len)));
+                let Some((at, len)) = best else {
+                    return end;
+                };
+                end = at + len;
+                from = end;
+            }
+        }
+        Delim::Word { .. } => {
+            let mut seen = Seen::default();
+            while let Some(found) = find(d, prompt, from, true, &mut seen) {
+                end = found.end;
+                from = end;
+            }
+            end
+        }
     }
-    end
 }
