@@ -227,8 +227,31 @@ def run_templates(out, spec, tok, tools):
     from vllm.parser.parser_manager import ParserManager
 
     name = spec["parser"]
+    from vllm.parser.response_template import ResponseTemplateReasoningParser
+
     for case in spec["cases"]:
         template = spec["templates"][case["template"]]
+        if case.get("check") == "reasoning_end":
+            # The reasoning parser's `is_reasoning_end` of a prompt (when a structured-output
+            # constraint starts), with the request's kwargs as its constructor reads them.
+            prefix = case["prefix"]
+            ids = tok.encode(prefix, add_special_tokens=False)
+            assert tok.decode(ids, skip_special_tokens=False) == prefix, prefix
+            kwargs = case.get("chat_template_kwargs")
+            line = {"kind": "template", "parser": name, "vllm_parser": name, "id": case["id"],
+                    "check": "reasoning_end", "source": case["source"],
+                    "response_template": template, "prefix": prefix,
+                    "chat_template_kwargs": kwargs}
+            try:
+                r = ResponseTemplateReasoningParser(tok, response_template=template,
+                                                    chat_template_kwargs=kwargs)
+                line["ended"] = r.is_reasoning_end(ids)
+            except Exception as e:
+                line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            print(f"template {name} {case['id']}: {line.get('ended', line.get('error'))}",
+                  flush=True)
+            continue
         which = case.get("parsers", "both")
         reasoning, calls = which in ("both", "reasoning"), which in ("both", "tools")
         prefix = case.get("prefix", "")

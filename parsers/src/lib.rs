@@ -26,7 +26,9 @@ pub use registry::{
     ParserSettings, ReasoningEntry, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS,
     RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
-pub use response_template::{check_response_template, ResponseTemplate, ResponseTemplateParser};
+pub use response_template::{
+    check_response_template, response_template_refusal, ResponseTemplate, ResponseTemplateParser,
+};
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 
 /// Parsed output, as deltas appended by the parsers.

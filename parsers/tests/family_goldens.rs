@@ -10,7 +10,9 @@
 //! `reasoning_effort`); ours is built from the same ones.
 //!
 //! vLLM's `hf` parser (`"kind": "template"`) is built from the case's `response_template` and
-//! prompt text (`prefix`), reading reasoning and/or calls as the case's two switches say.
+//! prompt text (`prefix`), reading reasoning and/or calls as the case's two switches say; a
+//! case with `"check": "reasoning_end"` is its reasoning parser's `is_reasoning_end` of the
+//! prefix ([`ResponseTemplate::prompt_ends_reasoning`]).
 //!
 //! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
 //! and one-shot results agree, ours must equal them. A case where they disagree, or where we
@@ -95,6 +97,22 @@ fn every_family_matches_vllm_or_lists_why() {
     assert!(templates >= 50, "{templates} hf cases");
     let mut failures = Vec::new();
     for case in &cases {
+        if case["check"] == "reasoning_end" {
+            // vLLM's hf reasoning parser's `is_reasoning_end` of a prompt.
+            let id = &case["id"];
+            let template = ResponseTemplate::from_json(&case["response_template"])
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            let disabled = case["chat_template_kwargs"]["enable_thinking"] == false;
+            let prefix = case["prefix"].as_str().unwrap_or_default();
+            let ours = template.prompt_ends_reasoning(prefix, disabled);
+            if case["ended"] != ours {
+                failures.push(format!(
+                    "template hf/{id}: prompt ends reasoning: ours {ours}, vLLM {}",
+                    case["ended"]
+                ));
+            }
+            continue;
+        }
         let kind = case["kind"].as_str().unwrap_or_default();
         let parser = case["parser"].as_str().unwrap_or_default();
         let id = case["id"].as_str().unwrap_or_default();

@@ -23,6 +23,65 @@ mod template;
 
 pub use template::{check_response_template, ResponseTemplate};
 
+impl ResponseTemplate {
+    /// vLLM's `ResponseTemplateReasoningParser.is_reasoning_end` of a prompt (its token IDs
+    /// decoded with special tokens): whether output after it starts past reasoning, which
+    /// decides when a structured-output constraint starts. `thinking_disabled`: the request's
+    /// `enable_thinking` is false (vLLM's constructor reads `chat_template_kwargs`).
+    pub fn prompt_ends_reasoning(&self, prompt: &str, thinking_disabled: bool) -> bool {
+        let Some(thinking) = self.field(THINKING) else {
+            return true;
+        };
+        if self.fields[thinking].repeats {
+            return false;
+        }
+        let is = |field: usize, names: &[&str]| names.contains(&self.fields[field].name.as_str());
+        let mut regions = Regions::new(self);
+        let mut events = Vec::new();
+        let no_value = |_: &template::Field, _: &str, _: &[(String, String)]| {
+            Some(content::Valued {
+                value: Value::Null,
+                exact: false,
+            })
+        };
+        regions.prefix(self, prompt, &no_value, &mut events);
+        let mut active = None;
+        let mut closed = false;
+        for e in &events {
+            match e {
+                Event::Open { field, .. } => active = Some(*field),
+                Event::Close { field, .. } => {
+                    closed |= *field == thinking;
+                    active = None;
+                }
+                Event::Chunk { .. } => {}
+            }
+        }
+        if closed || active.is_some_and(|f| is(f, &[CONTENT, TOOLS])) {
+            return true;
+        }
+        // A NUL, which no output spells, resolves a delimiter the prompt ends in.
+        let mut probe = Vec::new();
+        regions.push(self, "\0", &no_value, &mut probe);
+        for e in &probe {
+            match e {
+                Event::Open {
+                    field,
+                    explicit: true,
+                    ..
+                } if is(*field, &[CONTENT, TOOLS]) => return true,
+                Event::Open { field, .. } if *field == thinking => return false,
+                Event::Close { field, .. } if *field == thinking => return true,
+                _ => {}
+            }
+        }
+        if active == Some(thinking) {
+            return false;
+        }
+        thinking_disabled
+    }
+}
+
 use crate::tool::coerce::marked;
 use crate::tool::{Parsed, ToolParser, ToolSchemas};
 use regions::{Event, Regions};
@@ -30,6 +89,43 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use template::{CONTENT, THINKING, TOOLS};
+
+/// vLLM's refusal (`ResponseTemplateParser.adjust_request`, a 400) of a request with tools and
+/// a `tool_choice` other than `none`, under `--tool-call-parser hf`, that asks for what no
+/// grammar can hold the model to here: the message and the parameter it names, for the first
+/// of strict tools, `tool_choice: "required"`, a named tool, `parallel_tool_calls: false`.
+/// `tool_choice` is the request's effective one (`auto` where tools are given without it).
+pub fn response_template_refusal(
+    tools: &[Value],
+    tool_choice: &Value,
+    parallel_tool_calls: Option<bool>,
+) -> Option<(String, &'static str)> {
+    if tools.is_empty() || tool_choice == "none" {
+        return None;
+    }
+    let strict = |t: &Value| {
+        let set = |v: Option<&Value>| v.is_some_and(crate::registry::truthy);
+        set(t.get("strict")) || set(t.get("function").and_then(|f| f.get("strict")))
+    };
+    let (guarantee, parameter) = if tools.iter().any(strict) {
+        ("strict tools", "tools")
+    } else if tool_choice == "required" {
+        ("required tool choice", "tool_choice")
+    } else if tool_choice.is_object() {
+        ("named tool choice", "tool_choice")
+    } else if parallel_tool_calls == Some(false) {
+        ("parallel_tool_calls=False", "parallel_tool_calls")
+    } else {
+        return None;
+    };
+    Some((
+        format!(
+            "response_template parsing cannot guarantee {guarantee} without a \
+             format-compatible structural grammar"
+        ),
+        parameter,
+    ))
+}
 
 /// The `hf` parser for one output.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,9 +159,12 @@ impl ResponseTemplateParser {
         calls: bool,
     ) -> Self {
         let mut regions = Regions::new(&template);
-        regions.prefix(&template, prompt, &|f, body, caps| {
-            content::value(f, body, caps, &schemas)
-        });
+        regions.prefix(
+            &template,
+            prompt,
+            &|f, body, caps| content::value(f, body, caps, &schemas),
+            &mut Vec::new(),
+        );
         ResponseTemplateParser {
             template,
             regions,
@@ -188,4 +287,38 @@ fn tool_calls(value: &Value, exact: bool) -> Vec<(String, String)> {
         calls.push((name, arguments));
     }
     calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn refusals_are_vllms() {
+        let tools = [json!({"type": "function", "function": {"name": "f"}})];
+        let strict = [json!({"type": "function", "function": {"name": "f", "strict": true}})];
+        let named = json!({"type": "function", "function": {"name": "f"}});
+        let refuse = |t: &[Value], c: &Value, p| response_template_refusal(t, c, p).map(|r| r.1);
+        assert_eq!(refuse(&tools, &json!("auto"), None), None);
+        assert_eq!(refuse(&tools, &json!("auto"), Some(true)), None);
+        assert_eq!(refuse(&[], &json!("required"), None), None);
+        assert_eq!(refuse(&strict, &json!("none"), Some(false)), None);
+        assert_eq!(refuse(&strict, &json!("auto"), Some(false)), Some("tools"));
+        assert_eq!(
+            refuse(&tools, &json!("required"), Some(false)),
+            Some("tool_choice")
+        );
+        assert_eq!(refuse(&tools, &named, None), Some("tool_choice"));
+        assert_eq!(
+            refuse(&tools, &json!("auto"), Some(false)),
+            Some("parallel_tool_calls")
+        );
+        let (message, _) = response_template_refusal(&tools, &named, None).unwrap_or_default();
+        assert_eq!(
+            message,
+            "response_template parsing cannot guarantee named tool choice without a \
+             format-compatible structural grammar"
+        );
+    }
 }

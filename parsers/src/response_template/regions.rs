@@ -152,8 +152,13 @@ fn partial(buf: &str, pos: usize, longest: usize, fits: impl Fn(&str) -> bool) -
 /// What the machine reports, as vLLM's events (only what routing reads).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Event {
-    /// A field's region opened by its opener (`delim`: the opener's text after the prompt).
-    Open { field: usize, delim: String },
+    /// A field's region opened: by its opener (`explicit`; `delim`: the opener's text after
+    /// the prompt), or the sink's, at its first text.
+    Open {
+        field: usize,
+        delim: String,
+        explicit: bool,
+    },
     /// Text of the open region (the prompt's part left out).
     Chunk { field: usize, text: String },
     /// A region ended: its value (tool regions only: `None` when it failed to parse, vLLM's
@@ -198,12 +203,19 @@ impl Regions {
         }
     }
 
-    /// Feeds the prompt's part after its last start anchor (events dropped, as vLLM keeps them
-    /// apart from the output's); its held tail is then the prompt's.
-    pub(crate) fn prefix(&mut self, t: &ResponseTemplate, prompt: &str, value: Valuer) {
+    /// Feeds the prompt's part after its last start anchor (its events, vLLM's
+    /// `initial_events`, go to `events`, kept apart from the output's); its held tail is then
+    /// the prompt's.
+    pub(crate) fn prefix(
+        &mut self,
+        t: &ResponseTemplate,
+        prompt: &str,
+        value: Valuer,
+        events: &mut Vec<Event>,
+    ) {
         let text = &prompt[last_anchor_end(&t.start_anchor, prompt)..];
         self.buf.push_str(text);
-        self.run(t, false, value, &mut Vec::new());
+        self.run(t, false, value, events);
         self.prefix_left = self.buf.len();
     }
 
@@ -255,7 +267,11 @@ impl Regions {
                         .map(|(g, from)| (g.clone(), self.buf[from..found.end].to_string()))
                         .into_iter()
                         .collect();
-                    events.push(Event::Open { field, delim });
+                    events.push(Event::Open {
+                        field,
+                        delim,
+                        explicit: true,
+                    });
                 } else {
                     self.close(t, delim, value, events);
                 }
@@ -341,7 +357,13 @@ impl Regions {
             self.body.push_str(&self.buf[self.pos..self.pos + n]);
         }
         let text = self.consume(n);
-        self.opened = true;
+        if !std::mem::replace(&mut self.opened, true) {
+            events.push(Event::Open {
+                field,
+                delim: String::new(),
+                explicit: false,
+            });
+        }
         if !text.is_empty() {
             events.push(Event::Chunk { field, text });
         }

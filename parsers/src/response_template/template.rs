@@ -68,6 +68,8 @@ pub(crate) struct Field {
     pub kind: Kind,
     pub transform: Option<Value>,
     pub transform_each: bool,
+    /// The field may occur more than once (vLLM's reasoning-end check reads it).
+    pub repeats: bool,
 }
 
 /// A loaded, serving-checked `response_template`.
@@ -179,6 +181,7 @@ impl ResponseTemplate {
                 kind: Kind::Text { strip: true },
                 transform: None,
                 transform_each: false,
+                repeats: false,
             });
             template.implicit = Some(template.fields.len() - 1);
         }
@@ -308,6 +311,7 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, String> {
         kind,
         transform,
         transform_each,
+        repeats,
     })
 }
 
