@@ -1,0 +1,245 @@
+//! vLLM's `hf` parser (`ResponseTemplateParser`) under random outputs and prompts: for each
+//! template of the goldens (Gemma 4's shipped metadata, SmolLM3- and Cohere-style literal
+//! templates, kv-lines calls), each parser pairing, any chunking, and a stream state carried
+//! through JSON after every chunk (as the server carries it), the result equals the one-shot
+//! result; and templates llm-render does not run are refused when loaded.
+
+mod common;
+use common::cut;
+use llm_render_parsers::{
+    check_response_template, response_template_parser, Parsed, ParserSettings, ResponseTemplate,
+    ResponseTemplateParser, ToolSchemas,
+};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The goldens' case file: its templates and its tools.
+fn case_file() -> Value {
+    let path = format!(
+        "{}/../scripts/parser_cases/hf.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+/// What the parser gives: reasoning, content, calls (name, arguments).
+type Out = (String, String, Vec<(String, String)>);
+
+fn parse(
+    template: &ResponseTemplate,
+    prompt: &str,
+    pairing: u8,
+    chunks: &[&str],
+    carry: bool,
+) -> Out {
+    let tools = vec![
+        json!({"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"},
+            "days": {"type": "integer"}, "metric": {"type": "boolean"}}}}}),
+        json!({"type": "function", "function": {"name": "now", "parameters": {}}}),
+    ];
+    let schemas = Arc::new(ToolSchemas::from_tools(&tools));
+    let settings = ParserSettings {
+        response_template: Some(Arc::new(template.clone())),
+        prompt: prompt.to_string(),
+        ..Default::default()
+    };
+    let (reasoning, calls) = match pairing {
+        0 => (true, true),
+        1 => (true, false),
+        _ => (false, true),
+    };
+    let Ok(mut p) = response_template_parser(&settings, schemas.clone(), reasoning, calls) else {
+        panic!("no parser");
+    };
+    let (mut r, mut out) = (String::new(), Parsed::default());
+    for c in chunks {
+        p.push(c, &mut r, &mut out);
+        if carry {
+            let state = serde_json::to_string(&p).unwrap_or_default();
+            let Ok(mut q) = serde_json::from_str::<ResponseTemplateParser>(&state) else {
+                panic!("state {state}");
+            };
+            q.set_schemas(schemas.clone());
+            p = q;
+        }
+    }
+    p.finish(&mut r, &mut out);
+    let calls = out.tool_calls().into_iter().map(|c| (c.name, c.arguments));
+    (r, out.content, calls.collect())
+}
+
+const PIECES: &[&[&str]] = &[
+    // gemma4
+    &[
+        "<|tool_call>",
+        "call:",
+        "get_weather",
+        "now",
+        "{",
+        "}",
+        "city:",
+        "days:",
+        "7",
+        ",",
+        "<|\"|>",
+        "Oslo é",
+        "<tool_call|>",
+        "<tool_",
+        "<|channel>thought\n",
+        "<|channel>",
+        "<channel|>",
+        "<turn|>",
+        "<tur",
+        "<eos>",
+        "<|tool_response>",
+        "<tool_response|>",
+        "<|turn>model\n",
+        "🌧",
+        "-",
+        "x",
+        " ",
+        "\n",
+    ],
+    // smollm
+    &[
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|im_end|>",
+        "<|im_start|>assistant\n",
+        "{\"name\": \"get_weather\", \"arguments\": {\"days\": \"3\"}}",
+        "{\"name\": \"now\"",
+        ", \"arguments\": {}}",
+        "{",
+        "}",
+        "\"",
+        "<think",
+        "</tool",
+        "x",
+        " ",
+        "\n",
+        "é",
+    ],
+    // cohere
+    &[
+        "<|START_THINKING|>",
+        "<|END_THINKING|>",
+        "<|START_ACTION|>",
+        "<|END_ACTION|>",
+        "<|START_RESPONSE|>",
+        "<|END_RESPONSE|>",
+        "[{\"tool_name\": \"now\", \"parameters\": {}}]",
+        "<|START_",
+        "<|END_",
+        "hi",
+        " ",
+        "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+    ],
+    // kv
+    &[
+        "<think>",
+        "</think>",
+        "<call:",
+        "get_weather",
+        "now",
+        ">",
+        "\n",
+        "city: Oslo",
+        "days: 3",
+        "</call>",
+        "<call",
+        "</cal",
+        ":",
+        "x",
+        " ",
+    ],
+];
+const TEMPLATES: [&str; 4] = ["gemma4", "smollm", "cohere", "kv"];
+
+fn templates() -> Vec<ResponseTemplate> {
+    let file = case_file();
+    TEMPLATES
+        .iter()
+        .map(|name| {
+            ResponseTemplate::from_json(&file["templates"][name])
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn any_output_streams_like_one_shot(
+        which in 0..TEMPLATES.len(),
+        picks in prop::collection::vec(0usize..64, 0..20),
+        prompt_picks in prop::collection::vec(0usize..64, 0..4),
+        pairing in 0u8..3,
+        sizes in prop::collection::vec(1usize..9, 1..5),
+    ) {
+        let template = &templates()[which];
+        let pieces = PIECES[which];
+        let text: String = picks.iter().map(|&i| pieces[i % pieces.len()]).collect();
+        let prompt: String = prompt_picks.iter().map(|&i| pieces[i % pieces.len()]).collect();
+        let one = parse(template, &prompt, pairing, &[&text], false);
+        prop_assert_eq!(&parse(template, &prompt, pairing, &cut(&text, &[1]), true), &one);
+        prop_assert_eq!(&parse(template, &prompt, pairing, &cut(&text, &sizes), true), &one);
+    }
+}
+
+#[test]
+fn templates_llm_render_cannot_run_are_refused() {
+    let base = case_file()["templates"]["smollm"].clone();
+    let with = |path: &[&str], v: Value| {
+        let mut t = base.clone();
+        let mut at = &mut t;
+        for key in &path[..path.len() - 1] {
+            at = &mut at[*key];
+        }
+        at[path[path.len() - 1]] = v;
+        t
+    };
+    let refused = [
+        // Qwen3's: a regex opener, xml-inline values.
+        with(
+            &["fields", "tool_calls", "open_pattern"],
+            json!(r"<tool_call>\s*<function=(?P<name>\w+)>"),
+        ),
+        with(&["fields", "tool_calls", "content"], json!("xml-inline")),
+        // ERNIE's `(?:^|<think>\s*)`, gpt-oss's `.*?`.
+        with(
+            &["fields", "thinking", "open_pattern"],
+            json!(r"(?:^|<think>\s*)"),
+        ),
+        with(
+            &["fields", "tool_calls", "open_pattern"],
+            json!(r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>"),
+        ),
+        // One closer a prefix of another.
+        with(
+            &["fields", "content", "close"],
+            json!(["<|im_end|>", "<|im_end|>\n"]),
+        ),
+        // A semantic field vLLM's serving cannot route.
+        with(&["fields", "answer"], json!({"open": "<a>"})),
+    ];
+    for t in refused {
+        let mut t = t;
+        // A pattern in place of the literal (vLLM refuses both).
+        for field in ["tool_calls", "thinking"] {
+            if let Some(f) = t["fields"][field].as_object_mut() {
+                if f.contains_key("open_pattern") {
+                    f.remove("open");
+                }
+            }
+        }
+        assert!(ResponseTemplate::from_json(&t).is_err(), "{t}");
+        assert!(check_response_template(Some(&t), true, true).is_err());
+    }
+    assert!(check_response_template(Some(&base), true, true).is_ok());
+}
