@@ -60,8 +60,13 @@ fn floor(buf: &str, i: usize) -> usize {
 /// end of the output) the earliest text at the end of `buf` that could still become one.
 /// Python `regex`'s partial search, from `pos`.
 fn find(d: &Delim, buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<Found> {
+    let (lits, pattern) = match d {
+        Delim::Literals(lits) => (lits.as_slice(), false),
+        Delim::Pattern(lit) => (std::slice::from_ref(lit), true),
+        Delim::Word { .. } => (&[][..], false),
+    };
     match d {
-        Delim::Literals(lits) => {
+        Delim::Literals(_) | Delim::Pattern(_) => {
             seen.clear.resize(lits.len(), 0);
             let mut full: Option<(usize, usize)> = None;
             for (l, clear) in lits.iter().zip(seen.clear.iter_mut()) {
@@ -82,7 +87,7 @@ fn find(d: &Delim, buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<
                 return Some(Found {
                     start,
                     end,
-                    pending: false,
+                    pending: pattern && !eos && end == buf.len(),
                     run_from: None,
                 });
             }
@@ -405,8 +410,13 @@ impl Regions {
 /// `finditer`), each literal's next occurrence looked for again only once passed.
 fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
     let (mut end, mut from) = (0, 0);
+    let lits = match d {
+        Delim::Literals(lits) => lits.as_slice(),
+        Delim::Pattern(lit) => std::slice::from_ref(lit),
+        Delim::Word { .. } => &[],
+    };
     match d {
-        Delim::Literals(lits) => {
+        Delim::Literals(_) | Delim::Pattern(_) => {
             let mut next: Vec<Option<usize>> =
                 lits.iter().map(|l| prompt.find(l.as_str())).collect();
             loop {

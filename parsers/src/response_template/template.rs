@@ -30,6 +30,9 @@ pub(crate) const TOOLS: &str = "tool_calls";
 pub(crate) enum Delim {
     /// Longest first (vLLM's alternation order); no literal is a prefix of another.
     Literals(Vec<String>),
+    /// A regex that is one literal: matched as the literal, but, as every regex delimiter in
+    /// vLLM, a match ending where the text so far ends is held (more text "could grow it").
+    Pattern(String),
     /// `lit(?P<group>\w+)`; `group` is `None` for an unnamed `(\w+)`-free literal + `\w+`.
     Word { lit: String, group: Option<String> },
 }
@@ -563,7 +566,7 @@ fn pattern_delim(scope: &str, key: &str, pattern: &str) -> Result<Delim, String>
     if word_run {
         Ok(Delim::Word { lit, group })
     } else {
-        Ok(Delim::Literals(vec![lit]))
+        Ok(Delim::Pattern(lit))
     }
 }
 
@@ -584,7 +587,7 @@ mod tests {
         );
         assert_eq!(
             d(r"<\|channel>final\n").unwrap(),
-            Delim::Literals(vec!["<|channel>final\n".into()])
+            Delim::Pattern("<|channel>final\n".into())
         );
         for bad in [
             r"(?:^|<think>\s*)",
