@@ -243,3 +243,62 @@ fn templates_llm_render_cannot_run_are_refused() {
     }
     assert!(check_response_template(Some(&base), true, true).is_ok());
 }
+
+/// `scripts/hf_differential.py`'s random streams (the file `LLM_RENDER_HF_DIFF` names): ours
+/// gives vLLM's delta for every chunk.
+#[test]
+#[ignore = "needs a file from scripts/hf_differential.py (vLLM)"]
+fn differential_against_vllm() {
+    let path = std::env::var("LLM_RENDER_HF_DIFF").unwrap_or_default();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut failures = Vec::new();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    for c in &lines {
+        let template = ResponseTemplate::from_json(&c["template"])
+            .unwrap_or_else(|e| panic!("{}: {e}", c["name"]));
+        let settings = ParserSettings {
+            response_template: Some(Arc::new(template)),
+            prompt: c["prefix"].as_str().unwrap_or_default().to_string(),
+            ..Default::default()
+        };
+        let tools = c["tools"].as_array().cloned().unwrap_or_default();
+        let schemas = Arc::new(ToolSchemas::from_tools(&tools));
+        let (reasoning, calls) = (c["reasoning_parser"] == true, c["tool_parser"] == true);
+        let Ok(mut p) = response_template_parser(&settings, schemas, reasoning, calls) else {
+            panic!("no parser for {}", c["name"]);
+        };
+        let chunks = c["chunks"].as_array().cloned().unwrap_or_default();
+        let mut ours = Vec::new();
+        for (k, chunk) in chunks.iter().enumerate() {
+            let (mut r, mut out) = (String::new(), Parsed::default());
+            p.push(chunk.as_str().unwrap_or_default(), &mut r, &mut out);
+            if k + 1 == chunks.len() {
+                p.finish(&mut r, &mut out);
+            }
+            let calls: Vec<Value> = out
+                .calls
+                .iter()
+                .map(|d| json!({"name": d.name, "arguments": d.arguments}))
+                .collect();
+            ours.push(json!({"reasoning": r, "content": out.content, "calls": calls}));
+        }
+        let ours = Value::Array(ours);
+        if ours != c["deltas"] {
+            failures.push(format!(
+                "{} prefix {} chunks {}:\n  vLLM {}\n  ours {ours}",
+                c["name"], c["prefix"], c["chunks"], c["deltas"]
+            ));
+        }
+    }
+    assert!(!lines.is_empty(), "no streams in {path}");
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        lines.len(),
+        failures.join("\n")
+    );
+}
