@@ -38,6 +38,10 @@ PIECES = {
     "kv": ["<think>", "</think>", "<call:", "get_weather", "now", ">", "\n", "city: Paris",
            "days: 3", 'opts: {"a": 1}', "</call>", "<call", "</cal", ":", "x", " ", "é"],
 }
+PIECES["qwen3"] = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<function=", "get_weather",
+                   "now", "天気", "-", ">", "<parameter=", "city", "days", "</parameter>",
+                   "</function>", "<|im_start|>assistant\n", "\n", " ", "  ", "Oslo", "3", "007",
+                   '{"a": 1}', "null", "true", "<tool_", "<param", "x"]
 PIECES["gemma4_final"] = PIECES["gemma4"] + ["<|channel>final\n", "final\n"]
 PIECES["gemma4_repeats"] = PIECES["gemma4"]
 PIECES["nothink"] = PIECES["smollm"]

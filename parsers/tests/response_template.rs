@@ -1,6 +1,6 @@
 //! vLLM's `hf` parser (`ResponseTemplateParser`) under random outputs and prompts: for each
-//! template of the goldens (Gemma 4's shipped metadata, SmolLM3- and Cohere-style literal
-//! templates, kv-lines calls), each parser pairing, any chunking, and a stream state carried
+//! template of the goldens (Gemma 4's shipped metadata, a Qwen3-style one with a regex opener
+//! and xml-inline values, SmolLM3- and Cohere-style literal templates, kv-lines calls), each parser pairing, any chunking, and a stream state carried
 //! through JSON after every chunk (as the server carries it), the result equals the one-shot
 //! result; and templates llm-render does not run are refused when loaded.
 
@@ -72,6 +72,32 @@ fn parse(
 }
 
 const PIECES: &[&[&str]] = &[
+    // qwen3
+    &[
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "<function=",
+        "get_weather",
+        "now",
+        "天気",
+        "-",
+        ">",
+        "<parameter=",
+        "city",
+        "days",
+        "</parameter>",
+        "</function>",
+        "<|im_start|>assistant\n",
+        "\n",
+        " ",
+        "Oslo",
+        "3",
+        "{\"a\": 1}",
+        "<tool_",
+        "<param",
+    ],
     // gemma4
     &[
         "<|tool_call>",
@@ -158,7 +184,7 @@ const PIECES: &[&[&str]] = &[
         " ",
     ],
 ];
-const TEMPLATES: [&str; 4] = ["gemma4", "smollm", "cohere", "kv"];
+const TEMPLATES: [&str; 5] = ["qwen3", "gemma4", "smollm", "cohere", "kv"];
 
 fn templates() -> Vec<ResponseTemplate> {
     let file = case_file();
@@ -205,13 +231,7 @@ fn templates_llm_render_cannot_run_are_refused() {
         t
     };
     let refused = [
-        // Qwen3's: a regex opener, xml-inline values.
-        with(
-            &["fields", "tool_calls", "open_pattern"],
-            json!(r"<tool_call>\s*<function=(?P<name>\w+)>"),
-        ),
-        with(&["fields", "tool_calls", "content"], json!("xml-inline")),
-        // ERNIE's `(?:^|<think>\s*)`, gpt-oss's `.*?`.
+        // ERNIE's `(?:^|<think>\s*)`, gpt-oss's `.*?`, Inkling's `[^<]*`.
         with(
             &["fields", "thinking", "open_pattern"],
             json!(r"(?:^|<think>\s*)"),
@@ -220,6 +240,18 @@ fn templates_llm_render_cannot_run_are_refused() {
             &["fields", "tool_calls", "open_pattern"],
             json!(r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>"),
         ),
+        with(
+            &["fields", "tool_calls", "open_pattern"],
+            json!(r"(?:<\|message_model\|>)?[^<]*<\|content_invoke_tool_json\|>"),
+        ),
+        // A name run a regex would backtrack over.
+        with(
+            &["fields", "tool_calls", "open_pattern"],
+            json!(r"<call>(?P<name>\w+)x"),
+        ),
+        // xml-inline by another tag shape; int values.
+        with(&["fields", "tool_calls", "content"], json!("xml-inline")),
+        with(&["fields", "tool_calls", "content"], json!("int")),
         // One closer a prefix of another.
         with(
             &["fields", "content", "close"],

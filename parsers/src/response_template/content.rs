@@ -4,7 +4,7 @@
 //! (`ResponseParser._coerce_tool_calls`). `None`: the region is malformed (vLLM's
 //! `region_malformed`: the call is dropped).
 
-use super::template::{placeholder, word, Field, JsonArgs, Kind};
+use super::template::{placeholder, space, word, Field, JsonArgs, Kind};
 use crate::pystr::py_space;
 use crate::tool::coerce::{count_marked, integral_digits, loads_exact, marked, py_float, py_int};
 use crate::ToolSchemas;
@@ -57,7 +57,68 @@ fn parse(kind: &Kind, body: &str, exact: &mut bool) -> Option<Value> {
             }
             Some(Value::Object(out))
         }
+        Kind::XmlInline {
+            open,
+            mid,
+            close,
+            value,
+            merge,
+        } => {
+            let mut out = Map::new();
+            for (k, v) in xml_tags(body, open, mid, close) {
+                let v = match value {
+                    None => Value::String(v.to_string()),
+                    Some(kind) => parse(kind, v, exact)?,
+                };
+                match out.get_mut(k) {
+                    Some(Value::Array(list)) if *merge => list.push(v),
+                    Some(old) if *merge => *old = Value::Array(vec![old.take(), v]),
+                    _ => {
+                        out.insert(k.to_string(), v);
+                    }
+                }
+            }
+            Some(Value::Object(out))
+        }
     }
+}
+
+/// `re.finditer(open + r"(?P<key>\w+)" + mid + r"\s*(?P<value>.*?)\s*" + close, body,
+/// re.DOTALL)`: each tag's key and value. (`mid` cannot continue the key and `close` cannot
+/// start with whitespace, so the value is the text up to the first `close`, less whitespace
+/// on both sides.)
+fn xml_tags<'a>(body: &'a str, open: &str, mid: &str, close: &str) -> Vec<(&'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = body[from..].find(open) {
+        let at = from + i;
+        let key_from = at + open.len();
+        let key_len: usize = body[key_from..]
+            .chars()
+            .take_while(|&c| word(c))
+            .map(char::len_utf8)
+            .sum();
+        let after_key = key_from + key_len;
+        if key_len == 0 || !body[after_key..].starts_with(mid) {
+            // No tag here: the next position.
+            from = at + body[at..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let value_from = after_key + mid.len();
+        let value_from = value_from
+            + body[value_from..]
+                .chars()
+                .take_while(|&c| space(c))
+                .map(char::len_utf8)
+                .sum::<usize>();
+        let Some(j) = body[value_from..].find(close) else {
+            break;
+        };
+        let value = body[value_from..value_from + j].trim_end_matches(space);
+        out.push((&body[key_from..after_key], value));
+        from = value_from + j + close.len();
+    }
+    out
 }
 
 /// Python's `json.loads`, integers past 64 bits marked (`exact` set when any is).

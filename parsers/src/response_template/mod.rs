@@ -20,6 +20,7 @@
 mod content;
 mod regions;
 mod template;
+mod word;
 
 pub use template::{check_response_template, ResponseTemplate};
 

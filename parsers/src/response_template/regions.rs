@@ -11,7 +11,7 @@
 //! one. Only held text and the open tool region's body are kept between chunks.
 
 use super::content::Valued;
-use super::template::{word, Delim, Field, ResponseTemplate, TOOLS};
+use super::template::{word, Atom, Delim, Field, ResponseTemplate, TOOLS};
 use serde::{Deserialize, Serialize};
 
 /// One delimiter found in the buffer.
@@ -63,9 +63,10 @@ fn find(d: &Delim, buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<
     let (lits, pattern) = match d {
         Delim::Literals(lits) => (lits.as_slice(), false),
         Delim::Pattern(lit) => (std::slice::from_ref(lit), true),
-        Delim::Word { .. } => (&[][..], false),
+        Delim::Word { .. } | Delim::Seq(_) => (&[][..], false),
     };
     match d {
+        Delim::Seq(atoms) => find_seq(atoms, buf, pos, eos, seen),
         Delim::Literals(_) | Delim::Pattern(_) => {
             seen.clear.resize(lits.len(), 0);
             let mut full: Option<(usize, usize)> = None;
@@ -138,6 +139,99 @@ fn find(d: &Delim, buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<
             partial(buf, pos, lit.len(), |tail| lit.starts_with(tail))
         }
     }
+}
+
+/// How a [`Delim::Seq`] fares at one position.
+enum SeqAt {
+    /// Matched up to here; the named runs' spans.
+    Full(usize, Vec<(String, usize, usize)>),
+    /// The text ends inside a match that could still complete.
+    Partial,
+    Fail,
+}
+
+/// Matches `atoms` at `p` (each run greedy: a pattern is refused when loaded unless what
+/// follows a run cannot continue it, so this is the regex's one match).
+fn seq_at(atoms: &[Atom], buf: &str, p: usize) -> SeqAt {
+    let mut i = p;
+    let mut groups = Vec::new();
+    for (k, atom) in atoms.iter().enumerate() {
+        let last = k + 1 == atoms.len();
+        match atom {
+            Atom::Lit(l) => {
+                let rest = &buf[i..];
+                if rest.starts_with(l.as_str()) {
+                    i += l.len();
+                } else if l.starts_with(rest) {
+                    return SeqAt::Partial;
+                } else {
+                    return SeqAt::Fail;
+                }
+            }
+            run => {
+                let n: usize = buf[i..]
+                    .chars()
+                    .take_while(|&c| run.holds(c))
+                    .map(char::len_utf8)
+                    .sum();
+                let min = match run {
+                    Atom::Space { min } => *min,
+                    _ => 1,
+                };
+                let at_end = i + n == buf.len();
+                if n < min {
+                    return if at_end { SeqAt::Partial } else { SeqAt::Fail };
+                }
+                if at_end && !last {
+                    return SeqAt::Partial;
+                }
+                if let Atom::Word { name: Some(name) } = run {
+                    groups.push((name.clone(), i, i + n));
+                }
+                i += n;
+            }
+        }
+    }
+    SeqAt::Full(i, groups)
+}
+
+/// [`find`] of a [`Delim::Seq`]: the first complete match, else the earliest partial one.
+fn find_seq(atoms: &[Atom], buf: &str, pos: usize, eos: bool, seen: &mut Seen) -> Option<Found> {
+    let Some(Atom::Lit(first)) = atoms.first() else {
+        return None;
+    };
+    let lead = first.chars().next().unwrap_or_default();
+    seen.clear.resize(1, 0);
+    let from = pos.max(seen.clear[0]);
+    let mut earliest_partial = None;
+    for (i, _) in buf[from..].match_indices(lead) {
+        let p = from + i;
+        match seq_at(atoms, buf, p) {
+            SeqAt::Full(end, _) => {
+                seen.clear[0] = earliest_partial.unwrap_or(p);
+                return Some(Found {
+                    start: p,
+                    end,
+                    // A regex match ending where the text so far ends may grow.
+                    pending: !eos && end == buf.len(),
+                    run_from: None,
+                });
+            }
+            SeqAt::Partial => {
+                earliest_partial.get_or_insert(p);
+            }
+            SeqAt::Fail => {}
+        }
+    }
+    // Positions that failed never match; a partial one may complete.
+    seen.clear[0] = earliest_partial.unwrap_or(buf.len());
+    let p = earliest_partial.filter(|_| !eos)?;
+    Some(Found {
+        start: p,
+        end: buf.len(),
+        pending: true,
+        run_from: None,
+    })
 }
 
 /// The earliest non-empty tail of `buf` from `pos` on, of at most `longest` bytes, that
@@ -262,16 +356,22 @@ impl Regions {
                     self.current = Some(field);
                     self.opened = true;
                     self.body.clear();
-                    // The opener's named `\w+` run, vLLM's `captures`.
-                    let group = match t.fields[field].open.as_ref() {
-                        Some(Delim::Word { group, .. }) => group.as_ref(),
-                        _ => None,
+                    // The opener's named `\w+` runs, vLLM's `captures`.
+                    self.captures = match t.fields[field].open.as_ref() {
+                        Some(Delim::Word { group, .. }) => group
+                            .iter()
+                            .zip(found.run_from)
+                            .map(|(g, from)| (g.clone(), self.buf[from..found.end].to_string()))
+                            .collect(),
+                        Some(Delim::Seq(atoms)) => match seq_at(atoms, &self.buf, found.start) {
+                            SeqAt::Full(_, groups) => groups
+                                .into_iter()
+                                .map(|(g, a, b)| (g, self.buf[a..b].to_string()))
+                                .collect(),
+                            _ => Vec::new(),
+                        },
+                        _ => Vec::new(),
                     };
-                    self.captures = group
-                        .zip(found.run_from)
-                        .map(|(g, from)| (g.clone(), self.buf[from..found.end].to_string()))
-                        .into_iter()
-                        .collect();
                     events.push(Event::Open {
                         field,
                         delim,
@@ -413,7 +513,7 @@ fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
     let lits = match d {
         Delim::Literals(lits) => lits.as_slice(),
         Delim::Pattern(lit) => std::slice::from_ref(lit),
-        Delim::Word { .. } => &[],
+        Delim::Word { .. } | Delim::Seq(_) => &[],
     };
     match d {
         Delim::Literals(_) | Delim::Pattern(_) => {
@@ -438,7 +538,7 @@ fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
                 from = end;
             }
         }
-        Delim::Word { .. } => {
+        Delim::Word { .. } | Delim::Seq(_) => {
             let mut seen = Seen::default();
             while let Some(found) = find(d, prompt, from, true, &mut seen) {
                 end = found.end;

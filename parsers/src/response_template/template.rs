@@ -35,6 +35,8 @@ pub(crate) enum Delim {
     Pattern(String),
     /// `lit(?P<group>\w+)`; `group` is `None` for an unnamed `(\w+)`-free literal + `\w+`.
     Word { lit: String, group: Option<String> },
+    /// A longer regex llm-render runs ([`Atom`]s; see `pattern_delim`).
+    Seq(Vec<Atom>),
 }
 
 /// How a region's body becomes its value.
@@ -50,6 +52,14 @@ pub(crate) enum Kind {
         kv_sep: String,
         strip: bool,
         value: Option<Box<Kind>>,
+    },
+    /// `open` key `mid` whitespace value whitespace `close`, tag after tag.
+    XmlInline {
+        open: String,
+        mid: String,
+        close: String,
+        value: Option<Box<Kind>>,
+        merge: bool,
     },
 }
 
@@ -295,10 +305,13 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, String> {
     match &transform {
         Some(t) => check_transform(&scope, t)?,
         None => {
-            let named = [&open, &close]
-                .into_iter()
-                .flatten()
-                .any(|d| matches!(d, Delim::Word { group: Some(_), .. }));
+            let named = [&open, &close].into_iter().flatten().any(|d| match d {
+                Delim::Word { group, .. } => group.is_some(),
+                Delim::Seq(atoms) => atoms
+                    .iter()
+                    .any(|a| matches!(a, Atom::Word { name: Some(_) })),
+                _ => false,
+            });
             if named {
                 return Err(format!(
                     "{scope}: open_pattern/close_pattern declares a named group, but the \
@@ -366,28 +379,7 @@ fn kind(scope: &str, content: &str, args: &Map<String, Value>) -> Result<Kind, S
                     "{scope}: llm-render runs kv-lines with a non-empty string {key}"
                 )),
             };
-            let value = match args.get("value_parser") {
-                None | Some(Value::Null) => None,
-                Some(Value::Object(p)) => {
-                    let name = p.get("name").map_or(Some("text"), Value::as_str);
-                    let sub = match p.get("args") {
-                        None => Map::new(),
-                        Some(Value::Object(a)) => a.clone(),
-                        Some(_) => {
-                            return Err(format!("{scope}: value_parser args must be a dict"))
-                        }
-                    };
-                    match name {
-                        Some(n @ ("text" | "json")) => Some(Box::new(kind(scope, n, &sub)?)),
-                        _ => {
-                            return Err(format!(
-                                "{scope}: llm-render runs kv-lines values as text or json only"
-                            ))
-                        }
-                    }
-                }
-                Some(_) => return Err(format!("{scope}: value_parser must be a dict")),
-            };
+            let value = value_parser(scope, args)?;
             Ok(Kind::KvLines {
                 line_sep: sep("line_sep", "\n")?,
                 kv_sep: sep("kv_sep", ":")?,
@@ -395,14 +387,66 @@ fn kind(scope: &str, content: &str, args: &Map<String, Value>) -> Result<Kind, S
                 value,
             })
         }
-        "xml-inline" | "int" | "float" | "bool" => Err(format!(
+        "xml-inline" => {
+            let refuse = || {
+                format!(
+                    "{scope}: llm-render runs xml-inline with a tag_pattern \
+                     <open>(?P<key>\\w+)<mid>\\s*(?P<value>.*?)\\s*<close> only (Qwen3's \
+                     <parameter=(?P<key>\\w+)>\\s*(?P<value>.*?)\\s*</parameter>)"
+                )
+            };
+            let pattern = args
+                .get("tag_pattern")
+                .and_then(Value::as_str)
+                .ok_or_else(refuse)?;
+            let (open, rest) = pattern.split_once(r"(?P<key>\w+)").ok_or_else(refuse)?;
+            let (mid, close) = rest
+                .split_once(r"\s*(?P<value>.*?)\s*")
+                .ok_or_else(refuse)?;
+            let lit = |raw: &str, ok: fn(char) -> bool| match pattern_atoms(raw).as_deref() {
+                Some([Atom::Lit(l)]) if l.chars().next().is_some_and(ok) => Some(l.clone()),
+                _ => None,
+            };
+            Ok(Kind::XmlInline {
+                open: lit(open, |_| true).ok_or_else(refuse)?,
+                // What ends the key's `\w+` and begins the value's `\s*` close cannot continue
+                // them, so the match is the regex's without backtracking.
+                mid: lit(mid, |c| !word(c)).ok_or_else(refuse)?,
+                close: lit(close, |c| !space(c)).ok_or_else(refuse)?,
+                value: value_parser(scope, args)?,
+                merge: args.get("merge_duplicates").is_some_and(truthy),
+            })
+        }
+        "int" | "float" | "bool" => Err(format!(
             "{scope}: content parser '{content}' is not supported by llm-render's hf parser \
-             (supported: text, json, kv-lines)"
+             (supported: text, json, kv-lines, xml-inline)"
         )),
         other => Err(format!(
             "{scope}: unknown content parser '{other}'. Available: [\"bool\", \"float\", \
              \"int\", \"json\", \"kv-lines\", \"text\", \"xml-inline\"]"
         )),
+    }
+}
+
+/// A `value_parser` content argument (`{"name", "args"}`): how each value is parsed.
+fn value_parser(scope: &str, args: &Map<String, Value>) -> Result<Option<Box<Kind>>, String> {
+    match args.get("value_parser") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(p)) => {
+            let name = p.get("name").map_or(Some("text"), Value::as_str);
+            let sub = match p.get("args") {
+                None => Map::new(),
+                Some(Value::Object(a)) => a.clone(),
+                Some(_) => return Err(format!("{scope}: value_parser args must be a dict")),
+            };
+            match name {
+                Some(n @ ("text" | "json")) => Ok(Some(Box::new(kind(scope, n, &sub)?))),
+                _ => Err(format!(
+                    "{scope}: llm-render runs value_parser text or json only"
+                )),
+            }
+        }
+        Some(_) => Err(format!("{scope}: value_parser must be a dict")),
     }
 }
 
@@ -423,11 +467,7 @@ fn check_transform(scope: &str, t: &Value) -> Result<(), String> {
     }
 }
 
-/// Python `regex`'s `\w` for a str pattern (Unicode): letters, digits, `_`. (Combining marks
-/// and other connector punctuation, which it also counts, are not.)
-pub(crate) fn word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
+pub(crate) use super::word::word;
 
 /// The dotted path of a whole-string `{a.b}` placeholder (`\{(\w+(?:\.\w+)*)\}`).
 pub(crate) fn placeholder(s: &str) -> Option<&str> {
@@ -516,58 +556,122 @@ fn literal_delim(scope: &str, key: &str, literals: &mut Vec<String>) -> Result<D
     Ok(Delim::Literals(std::mem::take(literals)))
 }
 
-/// The regexes llm-render runs: an escaped literal, optionally ending in `(?P<name>\w+)` or
-/// `\w+`.
+/// One piece of a regex delimiter llm-render runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Atom {
+    Lit(String),
+    /// `\s*` (`min` 0) or `\s+` (`min` 1).
+    Space {
+        min: usize,
+    },
+    /// `\w+`, captured by `name` for `(?P<name>\w+)`.
+    Word {
+        name: Option<String>,
+    },
+}
+
+/// Python `regex`'s `\s` for a str pattern: Unicode's White_Space.
+pub(crate) fn space(c: char) -> bool {
+    c.is_whitespace()
+}
+
+impl Atom {
+    /// Whether a run atom's class holds `c`.
+    pub(crate) fn holds(&self, c: char) -> bool {
+        match self {
+            Atom::Lit(_) => false,
+            Atom::Space { .. } => space(c),
+            Atom::Word { .. } => word(c),
+        }
+    }
+}
+
+/// The regexes llm-render runs: escaped literals, `\s*`, `\s+`, `\w+` and `(?P<name>\w+)` in
+/// a row, starting with a literal, each run followed by a literal that cannot continue it or by
+/// a run of the other class (so each match is found without backtracking): a literal (Gemma's
+/// `<\|channel>final\n`), a literal and a name (Gemma 4's `<\|tool_call>call:(?P<name>\w+)`), or
+/// longer (Qwen3's `<tool_call>\s*<function=(?P<name>\w+)>`).
 fn pattern_delim(scope: &str, key: &str, pattern: &str) -> Result<Delim, String> {
     let refuse = || {
         format!(
-            "{scope}: {key} {pattern:?} is not supported by llm-render's hf parser (it runs a \
-             literal, optionally followed by (?P<name>\\w+))"
+            "{scope}: {key} {pattern:?} is not supported by llm-render's hf parser (it runs \
+             literals, \\s*, \\s+, \\w+ and (?P<name>\\w+) in a row, starting with a literal, \
+             each run ended by what cannot continue it)"
         )
     };
-    let (body, group, word_run) = if let Some(b) = pattern.strip_suffix(r"\w+)") {
-        let start = b.rfind("(?P<").ok_or_else(refuse)?;
-        let name = b[start + 4..].strip_suffix('>').ok_or_else(refuse)?;
-        if name.is_empty()
-            || !name.chars().all(word)
-            || name.starts_with(|c: char| c.is_ascii_digit())
-        {
-            return Err(refuse());
-        }
-        (&b[..start], Some(name.to_string()), true)
-    } else if let Some(b) = pattern.strip_suffix(r"\w+") {
-        if b.ends_with('\\') && !b.ends_with("\\\\") {
-            return Err(refuse());
-        }
-        (b, None, true)
-    } else {
-        (pattern, None, false)
-    };
-    let mut lit = String::new();
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('n') => lit.push('\n'),
-                Some('t') => lit.push('\t'),
-                Some('r') => lit.push('\r'),
-                Some(e) if e.is_ascii_punctuation() || e == ' ' => lit.push(e),
-                _ => return Err(refuse()),
-            },
-            '.' | '^' | '$' | '*' | '+' | '?' | '{' | '}' | '[' | ']' | '|' | '(' | ')' => {
-                return Err(refuse())
+    let atoms = pattern_atoms(pattern).ok_or_else(refuse)?;
+    let deterministic = matches!(atoms.first(), Some(Atom::Lit(_)))
+        && atoms.windows(2).all(|w| match (&w[0], &w[1]) {
+            (Atom::Lit(_), _) => true,
+            (run, Atom::Lit(l)) => l.chars().next().is_some_and(|c| !run.holds(c)),
+            (Atom::Space { .. }, Atom::Word { .. }) | (Atom::Word { .. }, Atom::Space { .. }) => {
+                true
             }
-            c => lit.push(c),
-        }
-    }
-    if lit.is_empty() {
+            _ => false,
+        });
+    if !deterministic {
         return Err(refuse());
     }
-    if word_run {
-        Ok(Delim::Word { lit, group })
-    } else {
-        Ok(Delim::Pattern(lit))
+    match atoms.as_slice() {
+        [Atom::Lit(lit)] => Ok(Delim::Pattern(lit.clone())),
+        [Atom::Lit(lit), Atom::Word { name }] => Ok(Delim::Word {
+            lit: lit.clone(),
+            group: name.clone(),
+        }),
+        _ => Ok(Delim::Seq(atoms)),
     }
+}
+
+/// A pattern's pieces, literals joined; `None` for any other regex syntax.
+fn pattern_atoms(pattern: &str) -> Option<Vec<Atom>> {
+    let mut atoms: Vec<Atom> = Vec::new();
+    let push_char = |atoms: &mut Vec<Atom>, c: char| match atoms.last_mut() {
+        Some(Atom::Lit(l)) => l.push(c),
+        _ => atoms.push(Atom::Lit(c.to_string())),
+    };
+    let mut rest = pattern;
+    while let Some(c) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix(r"\s*") {
+            atoms.push(Atom::Space { min: 0 });
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix(r"\s+") {
+            atoms.push(Atom::Space { min: 1 });
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix(r"\w+") {
+            atoms.push(Atom::Word { name: None });
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("(?P<") {
+            let (name, r) = r.split_once(r">\w+)")?;
+            let valid = !name.is_empty()
+                && name.chars().all(word)
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            if !valid {
+                return None;
+            }
+            atoms.push(Atom::Word {
+                name: Some(name.to_string()),
+            });
+            rest = r;
+        } else if c == '\\' {
+            let mut chars = rest[1..].chars();
+            let e = chars.next()?;
+            match e {
+                'n' => push_char(&mut atoms, '\n'),
+                't' => push_char(&mut atoms, '\t'),
+                'r' => push_char(&mut atoms, '\r'),
+                e if e.is_ascii_punctuation() || e == ' ' => push_char(&mut atoms, e),
+                _ => return None,
+            }
+            rest = chars.as_str();
+        } else if ".^$*+?{}[]|()".contains(c) {
+            return None;
+        } else {
+            push_char(&mut atoms, c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    Some(atoms)
 }
 
 #[cfg(test)]
@@ -589,11 +693,29 @@ mod tests {
             d(r"<\|channel>final\n").unwrap(),
             Delim::Pattern("<|channel>final\n".into())
         );
+        assert_eq!(
+            d(r"<tool_call>\s*<function=(?P<name>\w+)>").unwrap(),
+            Delim::Seq(vec![
+                Atom::Lit("<tool_call>".into()),
+                Atom::Space { min: 0 },
+                Atom::Lit("<function=".into()),
+                Atom::Word {
+                    name: Some("name".into())
+                },
+                Atom::Lit(">".into()),
+            ])
+        );
         for bad in [
             r"(?:^|<think>\s*)",
             r"\n?</response>",
             r"a.*?b",
             r"(?P<1x>\w+)",
+            // Runs a regex would backtrack over, or that start a match.
+            r"<a>\w+b",
+            r"<a>\s*\s+<b>",
+            r"<a>\s* <b>",
+            r"\s*<a>",
+            r"<a>\d+",
         ] {
             assert!(d(bad).is_err(), "{bad}");
         }
