@@ -42,6 +42,12 @@ PIECES["qwen3"] = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<funct
                    "now", "天気", "-", ">", "<parameter=", "city", "days", "</parameter>",
                    "</function>", "<|im_start|>assistant\n", "\n", " ", "  ", "Oslo", "3", "007",
                    '{"a": 1}', "null", "true", "<tool_", "<param", "x"]
+PIECES["gpt_oss"] = ["<|channel|>", "analysis", "final", "commentary to=functions.", "get_weather",
+                     "now", " <|constrain|>json", "<|message|>", "<|end|>", "<|call|>",
+                     "<|start|>assistant", '{"city": "Oslo"}', "{}", "{", " ", "x", "\n", "."]
+PIECES["from_content"] = ["<tool>", "</tool>", '{"name": "now", "arguments": {}}', '{"name": "get_weather"',
+                          ', "arguments": {"days": "2"}}', "{", "}", "<to", "x", " "]
+PIECES["literal_name"] = ["<call>", "</call>", '{"hour": 7}', "{", "}", "<ca", "x", " "]
 PIECES["gemma4_final"] = PIECES["gemma4"] + ["<|channel>final\n", "final\n"]
 PIECES["gemma4_repeats"] = PIECES["gemma4"]
 PIECES["nothink"] = PIECES["smollm"]

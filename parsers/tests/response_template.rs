@@ -1,8 +1,9 @@
 //! vLLM's `hf` parser (`ResponseTemplateParser`) under random outputs and prompts: for each
 //! template of the goldens (Gemma 4's shipped metadata, a Qwen3-style one with a regex opener
-//! and xml-inline values, SmolLM3- and Cohere-style literal templates, kv-lines calls), each parser pairing, any chunking, and a stream state carried
-//! through JSON after every chunk (as the server carries it), the result equals the one-shot
-//! result; and templates llm-render does not run are refused when loaded.
+//! and xml-inline values, a gpt-oss-style one with a `.*?` opener, SmolLM3- and Cohere-style
+//! literal templates, kv-lines calls), each parser pairing, any chunking, and a stream state
+//! carried through JSON after every chunk (as the server carries it), the result equals the
+//! one-shot result; and templates llm-render does not run are refused when loaded.
 
 mod common;
 use common::cut;
@@ -98,6 +99,27 @@ const PIECES: &[&[&str]] = &[
         "<tool_",
         "<param",
     ],
+    // gpt_oss
+    &[
+        "<|channel|>",
+        "analysis",
+        "final",
+        "commentary to=functions.",
+        "get_weather",
+        "now",
+        " <|constrain|>json",
+        "<|message|>",
+        "<|end|>",
+        "<|call|>",
+        "<|start|>assistant",
+        "{\"city\": \"Oslo\"}",
+        "{}",
+        "{",
+        " ",
+        "x",
+        "\n",
+        ".",
+    ],
     // gemma4
     &[
         "<|tool_call>",
@@ -184,7 +206,7 @@ const PIECES: &[&[&str]] = &[
         " ",
     ],
 ];
-const TEMPLATES: [&str; 5] = ["qwen3", "gemma4", "smollm", "cohere", "kv"];
+const TEMPLATES: [&str; 6] = ["qwen3", "gpt_oss", "gemma4", "smollm", "cohere", "kv"];
 
 fn templates() -> Vec<ResponseTemplate> {
     let file = case_file();
@@ -231,14 +253,14 @@ fn templates_llm_render_cannot_run_are_refused() {
         t
     };
     let refused = [
-        // ERNIE's `(?:^|<think>\s*)`, gpt-oss's `.*?`, Inkling's `[^<]*`.
+        // ERNIE's `(?:^|<think>\s*)`, a greedy `.*`, Inkling's `[^<]*`.
         with(
             &["fields", "thinking", "open_pattern"],
             json!(r"(?:^|<think>\s*)"),
         ),
         with(
             &["fields", "tool_calls", "open_pattern"],
-            json!(r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>"),
+            json!(r"<\|channel\|>commentary to=functions\.(?P<name>\w+).*<\|message\|>"),
         ),
         with(
             &["fields", "tool_calls", "open_pattern"],

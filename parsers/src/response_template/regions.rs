@@ -158,6 +158,17 @@ fn seq_at(atoms: &[Atom], buf: &str, p: usize) -> SeqAt {
     for (k, atom) in atoms.iter().enumerate() {
         let last = k + 1 == atoms.len();
         match atom {
+            Atom::Lazy => {
+                // Up to the first occurrence of the literal after it (the load checks there
+                // is one); none yet: any text may still bring it.
+                let Some(Atom::Lit(next)) = atoms.get(k + 1) else {
+                    return SeqAt::Fail;
+                };
+                match buf[i..].find(next.as_str()) {
+                    Some(j) => i += j,
+                    None => return SeqAt::Partial,
+                }
+            }
             Atom::Lit(l) => {
                 let rest = &buf[i..];
                 if rest.starts_with(l.as_str()) {

@@ -569,6 +569,8 @@ pub(crate) enum Atom {
     Word {
         name: Option<String>,
     },
+    /// `.*?` (DOTALL): any text, as little as the literal after it allows.
+    Lazy,
 }
 
 /// Python `regex`'s `\s` for a str pattern: Unicode's White_Space.
@@ -583,27 +585,36 @@ impl Atom {
             Atom::Lit(_) => false,
             Atom::Space { .. } => space(c),
             Atom::Word { .. } => word(c),
+            Atom::Lazy => true,
         }
     }
 }
 
-/// The regexes llm-render runs: escaped literals, `\s*`, `\s+`, `\w+` and `(?P<name>\w+)` in
-/// a row, starting with a literal, each run followed by a literal that cannot continue it or by
-/// a run of the other class (so each match is found without backtracking): a literal (Gemma's
-/// `<\|channel>final\n`), a literal and a name (Gemma 4's `<\|tool_call>call:(?P<name>\w+)`), or
-/// longer (Qwen3's `<tool_call>\s*<function=(?P<name>\w+)>`).
+/// The regexes llm-render runs: escaped literals, `\s*`, `\s+`, `\w+`, `(?P<name>\w+)` and
+/// `.*?` in a row, starting with a literal, each run followed by a literal that cannot continue
+/// it or by a run of the other class, each `.*?` by a literal (so each match is found without
+/// backtracking): a literal (Gemma's `<\|channel>final\n`), a literal and a name (Gemma 4's
+/// `<\|tool_call>call:(?P<name>\w+)`), or longer (Qwen3's `<tool_call>\s*<function=(?P<name>\w+)>`,
+/// gpt-oss's `<\|channel\|>commentary to=functions\.(?P<name>\w+).*?<\|message\|>`).
 fn pattern_delim(scope: &str, key: &str, pattern: &str) -> Result<Delim, String> {
     let refuse = || {
         format!(
             "{scope}: {key} {pattern:?} is not supported by llm-render's hf parser (it runs \
-             literals, \\s*, \\s+, \\w+ and (?P<name>\\w+) in a row, starting with a literal, \
-             each run ended by what cannot continue it)"
+             literals, \\s*, \\s+, \\w+, (?P<name>\\w+) and .*? in a row, starting with a \
+             literal, each run ended by what cannot continue it, each .*? by a literal)"
         )
     };
     let atoms = pattern_atoms(pattern).ok_or_else(refuse)?;
-    let deterministic = matches!(atoms.first(), Some(Atom::Lit(_)))
+    // A `.*?` takes the first occurrence of the literal after it (a run before it keeps all
+    // it can, as the regex's first try succeeds wherever any does).
+    let lazy_ok = atoms
+        .iter()
+        .enumerate()
+        .all(|(i, a)| *a != Atom::Lazy || matches!(atoms.get(i + 1), Some(Atom::Lit(_))));
+    let deterministic = lazy_ok
+        && matches!(atoms.first(), Some(Atom::Lit(_)))
         && atoms.windows(2).all(|w| match (&w[0], &w[1]) {
-            (Atom::Lit(_), _) => true,
+            (Atom::Lit(_), _) | (_, Atom::Lazy) | (Atom::Lazy, Atom::Lit(_)) => true,
             (run, Atom::Lit(l)) => l.chars().next().is_some_and(|c| !run.holds(c)),
             (Atom::Space { .. }, Atom::Word { .. }) | (Atom::Word { .. }, Atom::Space { .. }) => {
                 true
@@ -640,6 +651,9 @@ fn pattern_atoms(pattern: &str) -> Option<Vec<Atom>> {
             rest = r;
         } else if let Some(r) = rest.strip_prefix(r"\w+") {
             atoms.push(Atom::Word { name: None });
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix(".*?") {
+            atoms.push(Atom::Lazy);
             rest = r;
         } else if let Some(r) = rest.strip_prefix("(?P<") {
             let (name, r) = r.split_once(r">\w+)")?;
@@ -708,7 +722,9 @@ mod tests {
         for bad in [
             r"(?:^|<think>\s*)",
             r"\n?</response>",
-            r"a.*?b",
+            r"a.*b",
+            r"<a>.*?",
+            r"<a>.*?\w+",
             r"(?P<1x>\w+)",
             // Runs a regex would backtrack over, or that start a match.
             r"<a>\w+b",
