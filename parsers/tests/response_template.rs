@@ -225,14 +225,24 @@ proptest! {
     #[test]
     fn any_output_streams_like_one_shot(
         which in 0..TEMPLATES.len(),
-        picks in prop::collection::vec(0usize..64, 0..20),
+        picks in prop::collection::vec(prop_oneof![
+            4 => (0usize..64).prop_map(Ok),
+            1 => any::<char>().prop_map(Err),
+        ], 0..20),
         prompt_picks in prop::collection::vec(0usize..64, 0..4),
         pairing in 0u8..3,
         sizes in prop::collection::vec(1usize..9, 1..5),
     ) {
         let template = &templates()[which];
         let pieces = PIECES[which];
-        let text: String = picks.iter().map(|&i| pieces[i % pieces.len()]).collect();
+        // The template's pieces, and any character (multi-byte ones cut by the chunking).
+        let text: String = picks
+            .iter()
+            .map(|p| match p {
+                Ok(i) => pieces[i % pieces.len()].to_string(),
+                Err(c) => c.to_string(),
+            })
+            .collect();
         let prompt: String = prompt_picks.iter().map(|&i| pieces[i % pieces.len()]).collect();
         let one = parse(template, &prompt, pairing, &[&text], false);
         prop_assert_eq!(&parse(template, &prompt, pairing, &cut(&text, &[1]), true), &one);
