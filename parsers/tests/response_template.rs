@@ -366,3 +366,46 @@ fn differential_against_vllm() {
         failures.join("\n")
     );
 }
+
+/// A stream state is signed, but one that could not have been made here is refused when read
+/// back, rather than running a machine that would panic or loop.
+#[test]
+fn forged_states_are_refused() {
+    let template = ResponseTemplate::from_json(&case_file()["templates"]["gemma4"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = ParserSettings {
+        response_template: Some(Arc::new(template)),
+        ..Default::default()
+    };
+    let Ok(mut p) = response_template_parser(&settings, Arc::default(), true, true) else {
+        panic!("no parser");
+    };
+    p.push(
+        "<|channel>thought\nplan<chan",
+        &mut String::new(),
+        &mut Parsed::default(),
+    );
+    let state = serde_json::to_value(&p).unwrap_or_default();
+    assert!(serde_json::from_value::<ResponseTemplateParser>(state.clone()).is_ok());
+    let forge = |path: &[&str], v: Value| {
+        let mut s = state.clone();
+        let mut at = &mut s;
+        for key in path {
+            at = &mut at[*key];
+        }
+        *at = v;
+        serde_json::from_value::<ResponseTemplateParser>(s).is_err()
+    };
+    assert!(forge(&["regions", "current"], json!(99)));
+    assert!(forge(&["regions", "prefix_left"], json!(1000)));
+    // An offset inside a character.
+    let mut mid_char = state.clone();
+    mid_char["regions"]["buf"] = json!("é");
+    mid_char["regions"]["prefix_left"] = json!(1);
+    assert!(serde_json::from_value::<ResponseTemplateParser>(mid_char).is_err());
+    // An empty delimiter would match without consuming text, over and over.
+    assert!(forge(
+        &["template", "start_anchor"],
+        json!({"literals": [""]})
+    ));
+}

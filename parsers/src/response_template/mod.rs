@@ -128,8 +128,11 @@ pub fn response_template_refusal(
     ))
 }
 
-/// The `hf` parser for one output.
+/// The `hf` parser for one output. Read back from a stream state only if its template and
+/// machine could have been made here ([`ResponseTemplate::check`], `Regions::check`): a state
+/// is signed, but a forged one must still not make the machine panic or loop.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "Carried")]
 pub struct ResponseTemplateParser {
     template: ResponseTemplate,
     regions: Regions,
@@ -147,6 +150,37 @@ pub struct ResponseTemplateParser {
     /// (given back by [`ResponseTemplateParser::set_schemas`]).
     #[serde(skip)]
     schemas: Arc<ToolSchemas>,
+}
+
+/// [`ResponseTemplateParser`] as a stream state carries it, before it is checked.
+#[derive(Deserialize)]
+struct Carried {
+    template: ResponseTemplate,
+    regions: Regions,
+    reasoning: bool,
+    calls: bool,
+    output: bool,
+    done: bool,
+    next_call: usize,
+}
+
+impl TryFrom<Carried> for ResponseTemplateParser {
+    type Error = String;
+
+    fn try_from(c: Carried) -> Result<Self, String> {
+        c.template.check()?;
+        c.regions.check(&c.template)?;
+        Ok(ResponseTemplateParser {
+            template: c.template,
+            regions: c.regions,
+            reasoning: c.reasoning,
+            calls: c.calls,
+            output: c.output,
+            done: c.done,
+            next_call: c.next_call,
+            schemas: Arc::default(),
+        })
+    }
 }
 
 impl ResponseTemplateParser {

@@ -306,6 +306,25 @@ pub(crate) struct Regions {
 pub(crate) type Valuer<'a> = &'a dyn Fn(&Field, &str, &[(String, String)]) -> Option<Valued>;
 
 impl Regions {
+    /// Whether a carried state fits its template: the open field exists, the prompt's part is
+    /// within the buffer, and the remembered offsets fall on its characters.
+    pub(crate) fn check(&self, t: &ResponseTemplate) -> Result<(), String> {
+        let on_char = |i: usize| self.buf.is_char_boundary(i);
+        let fits = self.current.is_none_or(|c| c < t.fields.len())
+            && on_char(self.prefix_left)
+            && self.seen.len() <= t.fields.len() * 2
+            && self.seen.iter().all(|s| {
+                s.clear.iter().all(|&c| on_char(c))
+                    && s.run
+                        .is_none_or(|(a, b)| a <= b && on_char(a) && on_char(b))
+            });
+        if fits {
+            Ok(())
+        } else {
+            Err("invalid response_template parser state".into())
+        }
+    }
+
     pub(crate) fn new(t: &ResponseTemplate) -> Self {
         Regions {
             current: t.implicit,

@@ -201,6 +201,70 @@ impl ResponseTemplate {
         Ok(template)
     }
 
+    /// Whether a template read back from a stream state could have been loaded here: what the
+    /// machine relies on (no empty delimiter, so every match consumes text; a `.*?` before a
+    /// literal; the sink a field without an opener).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        fn delim(d: &Delim) -> bool {
+            match d {
+                Delim::Literals(lits) => !lits.is_empty() && lits.iter().all(|l| !l.is_empty()),
+                Delim::Pattern(lit) | Delim::Word { lit, .. } => !lit.is_empty(),
+                Delim::Seq(atoms) => {
+                    matches!(atoms.first(), Some(Atom::Lit(_)))
+                        && atoms.iter().enumerate().all(|(i, a)| match a {
+                            Atom::Lit(l) => !l.is_empty(),
+                            Atom::Lazy => matches!(atoms.get(i + 1), Some(Atom::Lit(_))),
+                            _ => true,
+                        })
+                }
+            }
+        }
+        fn kind(k: &Kind) -> bool {
+            match k {
+                Kind::Text { .. } => true,
+                Kind::Json(a) => a
+                    .string_delims
+                    .iter()
+                    .all(|(o, c)| !o.is_empty() && !c.is_empty()),
+                Kind::KvLines {
+                    line_sep,
+                    kv_sep,
+                    value,
+                    ..
+                } => {
+                    !line_sep.is_empty() && !kv_sep.is_empty() && value.as_deref().is_none_or(kind)
+                }
+                Kind::XmlInline {
+                    open,
+                    mid,
+                    close,
+                    value,
+                    ..
+                } => {
+                    !open.is_empty()
+                        && !mid.is_empty()
+                        && !close.is_empty()
+                        && value.as_deref().is_none_or(kind)
+                }
+            }
+        }
+        let ok = !self.fields.is_empty()
+            && delim(&self.start_anchor)
+            && self
+                .implicit
+                .is_none_or(|i| self.fields.get(i).is_some_and(|f| f.open.is_none()))
+            && self.fields.iter().enumerate().all(|(i, f)| {
+                f.open.as_ref().map_or(self.implicit == Some(i), delim)
+                    && f.close.as_ref().is_none_or(delim)
+                    && kind(&f.kind)
+            });
+        if ok {
+            Ok(())
+        } else {
+            Err("invalid response_template in a parser state".into())
+        }
+    }
+
     pub(crate) fn field(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
