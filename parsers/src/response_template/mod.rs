@@ -18,6 +18,7 @@
 //! rest are refused when loaded, never run differently.
 
 mod content;
+mod pattern;
 mod regions;
 mod template;
 mod word;
