@@ -1,14 +1,15 @@
 //! The region machine vLLM's `ResponseParser` runs (`vllm/parser/chat_parsing/response_parser.py`),
-//! over the delimiters llm-render accepts (literals, and a literal then a `\w+` run).
+//! over the delimiters llm-render accepts (literals, and the regexes of `pattern.rs`).
 //!
 //! Text goes to the region open now: the implicit field's (the sink) until an opener is
 //! seen, then the opened field's until its closer, then the sink again. While in the sink
 //! every opener and the sink's own closer are watched; inside a region only its closer. The
 //! earliest delimiter that can be committed wins (longest on ties, openers first, then by
-//! field name); text from the earliest delimiter still pending (a partial literal at the end
-//! of the buffer, or a `\w+` run that may go on) is held. As the Python `regex` module's
-//! partial search does, a complete match of a literal list is taken over an earlier partial
-//! one. Only held text and the open tool region's body are kept between chunks.
+//! field name); text from the earliest delimiter still pending (a partial match at the end
+//! of the buffer, or a regex match ending there, which more text could grow) is held. As the
+//! Python `regex` module's partial search does, a complete match is taken over an earlier
+//! partial one. Only held text, the open tool region's body and what the searches learnt of
+//! the held text are kept between chunks.
 
 use super::content::Valued;
 use super::template::{word, Atom, Delim, Field, ResponseTemplate, TOOLS};
