@@ -191,6 +191,20 @@ fn tool_help() -> String {
 impl ParserArgs {
     /// Refuses unknown parser names at startup.
     pub fn check(&self) -> anyhow::Result<()> {
+        // `hf` is built from the model's `response_template` (the parsers crate's
+        // `response_template_parser`), which this server does not pass yet: refused at startup
+        // rather than run as no parser.
+        for (flag, name) in [
+            ("--reasoning-parser", &self.reasoning_parser),
+            ("--tool-call-parser", &self.tool_call_parser),
+        ] {
+            if name == llm_render_parsers::RESPONSE_TEMPLATE {
+                anyhow::bail!(
+                    "{flag} hf: the server does not pass a model's response_template to its parser \
+                     yet (docs/fidelity.md, \"hf\")"
+                );
+            }
+        }
         let rp = self.reasoning_parser.as_str();
         // `openai_gptoss` has no tag parser (the Harmony parser reads it), so it is a name only.
         let known = llm_render_parsers::reasoning_parser(rp).is_some()
@@ -344,5 +358,8 @@ mod tests {
         assert!(args("tags:<r>,</r>", "none").check().is_ok());
         assert!(args("nope", "auto").check().is_err());
         assert!(args("auto", "nope").check().is_err());
+        // `hf` needs the model's response_template, which the server does not pass yet.
+        assert!(args("hf", "none").check().is_err());
+        assert!(args("none", "hf").check().is_err());
     }
 }
