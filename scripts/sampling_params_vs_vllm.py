@@ -1,10 +1,13 @@
-"""`sampling_params` (and the status) of llm-render's chat render against vLLM 0.33's own render
-server (`vllm launch render`, CPU), on a corpus of requests that each set one field vLLM
-reads, invalid values included. Both serve the Qwen3 fixture.
+"""`sampling_params` (and the status) of llm-render's chat, completion, Messages and Responses
+renders against vLLM 0.33's own render server (`vllm launch render`, CPU), on a corpus of
+requests that each set one field vLLM reads, invalid values included. Both serve the Qwen3
+fixture, whose generation_config.json sets temperature, top_p and top_k defaults, with the
+qwen3 reasoning parser (ours picks it by default; vLLM is told), whose `adjust_request` keeps
+special tokens.
 
-vLLM serializes `SamplingParams` with msgspec's omit-defaults, so a field it leaves out is
-compared with vLLM's default for it (`vllm.SamplingParams()`); a field only we write is
-"extra" when it is not that default. Prints one line per case and a summary; exits 1 when a
+vLLM serializes `SamplingParams` with msgspec's omit-defaults (an identity test: `None`,
+booleans and small integers at their default are left out, floats and lists always
+written); ours must write the same keys with the same values. Prints one line per case and a summary; exits 1 when a
 case differs, so the list of differences is the output.
 
 Setup: python3 -m venv bench-peers/vllmenv && bench-peers/vllmenv/bin/pip install vllm==0.33.0;
@@ -60,6 +63,9 @@ CASES = [
     ("thinking_token_budget", {"thinking_token_budget": 10}),
     ("truncate_prompt_tokens", {"truncate_prompt_tokens": 5}),
     ("reasoning_effort", {"reasoning_effort": "low"}),
+    ("echo", {"echo": True}),
+    ("echo_top_logprobs", {"echo": True, "logprobs": True, "top_logprobs": 2}),
+    ("echo_prompt_logprobs", {"echo": True, "top_logprobs": 2, "prompt_logprobs": 1}),
     ("bad_temperature", {"temperature": -1}),
     ("bad_temperature_high", {"temperature": 3}),
     ("bad_top_p", {"top_p": 0}),
@@ -76,12 +82,80 @@ CASES = [
     ("bad_greedy_n", {"temperature": 0, "n": 2}),
 ]
 
+# Completions: what `CompletionRequest.to_sampling_params` reads beyond chat's fields
+# (echo turns `logprobs` into `prompt_logprobs`, and `max_tokens: 0` into one token).
+COMPLETION = {"model": "qwen3", "prompt": "Hello"}
+COMPLETION_CASES = [
+    ("defaults", {}),
+    ("max_tokens", {"max_tokens": 5}),
+    ("logprobs", {"logprobs": 3}),
+    ("echo", {"echo": True}),
+    ("echo_logprobs", {"echo": True, "logprobs": 2}),
+    ("echo_max_tokens_0", {"echo": True, "max_tokens": 0, "logprobs": 1}),
+    ("echo_prompt_logprobs", {"echo": True, "logprobs": 2, "prompt_logprobs": 4}),
+    ("prompt_logprobs", {"prompt_logprobs": 2}),
+    ("prompt_logprobs_all", {"prompt_logprobs": -1}),
+    ("temperature", {"temperature": 0.2}),
+    ("top_k", {"top_k": 3}),
+    ("seed", {"seed": 3}),
+    ("n", {"n": 2}),
+    ("stop", {"stop": ["x"]}),
+    ("min_tokens", {"min_tokens": 1}),
+    ("logit_bias", {"logit_bias": {"5": -3}}),
+    ("json_object", {"response_format": {"type": "json_object"}}),
+    ("structured_regex", {"structured_outputs": {"regex": "a+"}}),
+    ("include_stop_str", {"include_stop_str_in_output": True}),
+    ("skip_special_tokens", {"skip_special_tokens": False}),
+    ("truncate_prompt_tokens", {"truncate_prompt_tokens": 1}),
+    ("bad_max_tokens", {"max_tokens": 0}),
+    ("bad_logprobs", {"logprobs": 30}),
+    ("bad_prompt_logprobs", {"prompt_logprobs": -2}),
+    ("bad_stream_prompt_logprobs", {"stream": True, "prompt_logprobs": 1}),
+    ("bad_temperature", {"temperature": -1}),
+]
 
-def post(port, body):
+# Messages: `AnthropicMessagesRequest` → chat, then chat's sampling params.
+MESSAGES = {"model": "qwen3", "max_tokens": 16, "messages": [{"role": "user", "content": "Hello"}]}
+MESSAGES_CASES = [
+    ("defaults", {}),
+    ("temperature", {"temperature": 0.4}),
+    ("top_p", {"top_p": 0.5}),
+    ("top_k", {"top_k": 4}),
+    ("stop_sequences", {"stop_sequences": ["x", "y"]}),
+    ("thinking", {"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}),
+    ("bad_thinking_budget", {"thinking": {"type": "enabled", "budget_tokens": 1024}}),
+    ("bad_max_tokens", {"max_tokens": 0}),
+]
+
+# Responses: `ResponsesRequest.to_sampling_params`.
+RESPONSES = {"model": "qwen3", "input": "Hello"}
+RESPONSES_CASES = [
+    ("defaults", {}),
+    ("temperature", {"temperature": 0.4}),
+    ("top_p", {"top_p": 0.5}),
+    ("max_output_tokens", {"max_output_tokens": 9}),
+    ("top_logprobs", {"top_logprobs": 2}),
+    ("json_schema", {"text": {"format": {"type": "json_schema", "name": "n", "schema": SCHEMA}}}),
+    ("json_object", {"text": {"format": {"type": "json_object"}}}),
+    ("reasoning", {"reasoning": {"effort": "low"}}),
+    ("bad_temperature", {"temperature": -1}),
+]
+
+ROUTES = [
+    ("chat", "/v1/chat/completions/render", BASE, CASES),
+    ("completion", "/v1/completions/render", COMPLETION, COMPLETION_CASES),
+    ("messages", "/v1/messages/render", MESSAGES, MESSAGES_CASES),
+    ("responses", "/v1/responses/render", RESPONSES, RESPONSES_CASES),
+]
+
+
+def post(port, path, body):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    c.request("POST", "/v1/chat/completions/render", json.dumps(body), {"content-type": "application/json"})
+    c.request("POST", path, json.dumps(body), {"content-type": "application/json"})
     r = c.getresponse()
-    return r.status, json.loads(r.read() or b"null")
+    out = json.loads(r.read() or b"null")
+    # The completion render answers one GenerateRequest per prompt.
+    return r.status, out[0] if isinstance(out, list) and out else out
 
 
 def defaults():
@@ -114,18 +188,18 @@ def same(a, b):
 
 
 def compare(theirs, mine, dflt):
+    """Values and keys: vLLM's render leaves a field out where msgspec's `omit_defaults`
+    finds its default (`dflt` says which default a missing field has); ours must write and
+    leave out the same keys."""
     diffs = []
     for k, v in theirs.items():
         if k not in mine:
-            if not same(v, dflt.get(k, "<no default>")):
-                diffs.append(f"{k}: vLLM {v!r}, ours absent")
+            diffs.append(f"{k}: vLLM writes {v!r}, ours leaves it out")
         elif not same(v, mine[k]):
             diffs.append(f"{k}: vLLM {v!r}, ours {mine[k]!r}")
     for k, v in mine.items():
-        if k not in theirs and k in dflt and not same(v, dflt[k]) and not (v is None and dflt[k] in ([], None)):
-            diffs.append(f"{k}: ours {v!r}, vLLM default {dflt[k]!r}")
-        elif k not in theirs and k not in dflt:
-            diffs.append(f"{k}: ours only ({v!r})")
+        if k not in theirs:
+            diffs.append(f"{k}: ours writes {v!r}, vLLM leaves it out (default {dflt.get(k, '<none>')!r})")
     return diffs
 
 
@@ -133,19 +207,21 @@ def main():
     show_all = "--all" in sys.argv
     dflt = defaults()
     results = []
-    with llm_render(OURS_PORT, ["--model", f"qwen3={os.path.join(ROOT, 'fixtures/models/qwen3')}"]), vllm_render("qwen3", VLLM_PORT, ["--served-model-name", "qwen3"], log="/tmp/vllm_sampling.log"):
-        for name, extra in CASES:
-            body = dict(BASE, **extra)
-            vs, vout = post(VLLM_PORT, body)
-            os_, oout = post(OURS_PORT, body)
+    with llm_render(OURS_PORT, ["--model", f"qwen3={os.path.join(ROOT, 'fixtures/models/qwen3')}"]), vllm_render("qwen3", VLLM_PORT, ["--served-model-name", "qwen3", "--reasoning-parser", "qwen3"], log="/tmp/vllm_sampling.log"):
+        for route, path, base, case, extra in ((r, p, b, c, e) for r, p, b, cs in ROUTES for c, e in cs):
+            name = case if route == "chat" else f"{route}/{case}"
+            body = dict(base, **extra)
+            vs, vout = post(VLLM_PORT, path, body)
+            os_, oout = post(OURS_PORT, path, body)
             if vs != os_:
                 detail = (vout.get("error", {}).get("message", "") if vs != 200 else "")[:120]
                 results.append((name, f"status vLLM {vs}, ours {os_}" + (f" (vLLM: {detail})" if detail else "")))
                 continue
             if vs != 200:
                 vp, op = vout["error"].get("param"), oout["error"].get("param")
-                # Where vLLM's SamplingParams checks leave `param` null, ours name the field.
-                named = vp is None and op is not None
+                # Where vLLM's SamplingParams checks leave `param` null (or pydantic's model
+                # validators name the whole `body`), ours name the field.
+                named = vp in (None, "body") and op is not None
                 results.append((name, None if vp == op or named or (vp or "").endswith(str(op))
                                 else f"400 param vLLM {vp!r}, ours {op!r}"))
                 continue

@@ -322,6 +322,17 @@ fn responses_one_shot_items_usage_and_echo() {
     assert_eq!(out["instructions"], "Be brief.");
     assert_eq!(out["tool_choice"], "auto");
     assert_eq!(out["max_output_tokens"], 200);
+    // vLLM's `from_request` echoes the sampling parameters: the fixture's
+    // generation_config.json defaults, and top_p 1.0 under greedy sampling (as vLLM's own
+    // /v1/responses answered for the same model, scripts/front_vs_vllm.py).
+    assert_eq!(
+        (&out["temperature"], &out["top_p"]),
+        (&json!(0.6), &json!(0.95))
+    );
+    let mut greedy = responses_request();
+    greedy["temperature"] = json!(0);
+    let g = one_shot(RESPONSES, &greedy, &ids, "stop");
+    assert_eq!((&g["temperature"], &g["top_p"]), (&json!(0.0), &json!(1.0)));
     let o = &out["output"];
     assert_eq!(o[0]["type"], "reasoning");
     assert_eq!(

@@ -36,7 +36,8 @@ fn tr_test_messages_render_basic() {
     );
     assert_eq!(out["model"], "llama3_1");
     assert!(out["sampling_params"].is_object());
-    assert_eq!(out["sampling_params"]["max_tokens"], 16);
+    // 16 is vLLM's `SamplingParams` default, which its render leaves out.
+    assert!(out["sampling_params"].get("max_tokens").is_none());
     assert_eq!(out["token_ids"][0], LLAMA_BOS);
     assert!(out["request_id"].as_str().unwrap().starts_with("chatcmpl-"));
 }

@@ -202,3 +202,51 @@ fn without_parsers_the_engine_decides_and_tool_choice_is_refused() {
     let body = json!({"model": "qwen3", "messages": hi(), "tools": tools, "tool_choice": "none"});
     assert_eq!(post_json(&url, &body).0, 200);
 }
+
+/// vLLM's `K2HorizonReasoningParser` refuses a `reasoning_effort` other than high, medium
+/// or low (`Unsupported reasoning_effort 'minimal'. Supported values: high, medium, low.`),
+/// which vLLM answers with a 400: so do the render and the derender, naming the field.
+#[test]
+fn k2_horizon_refuses_an_effort_it_has_no_tags_for() {
+    let mut config = ServerConfig {
+        render: RenderOptions {
+            reasoning_parser: "k2_horizon".into(),
+            tool_call_parser: "none".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    config.derender.reasoning_parser = "k2_horizon".into();
+    let base = start_server(golden_registry(), config);
+    let url = format!("{base}/v1/chat/completions/render");
+    for effort in ["high", "medium", "low"] {
+        let body = json!({"model": "qwen3", "messages": hi(), "reasoning_effort": effort});
+        assert_eq!(post_json(&url, &body).0, 200, "{effort}");
+    }
+    let needle = "Unsupported reasoning_effort 'minimal'. Supported values: high, medium, low.";
+    let body = json!({"model": "qwen3", "messages": hi(), "reasoning_effort": "minimal"});
+    assert_error(
+        &post_json(&url, &body),
+        400,
+        needle,
+        Some("reasoning_effort"),
+    );
+    let body = json!({"model": "qwen3", "messages": hi(),
+                      "chat_template_kwargs": {"reasoning_effort": "minimal"}});
+    assert_error(
+        &post_json(&url, &body),
+        400,
+        needle,
+        Some("chat_template_kwargs"),
+    );
+    let derender = json!({"model": "qwen3", "prompt_token_ids": [1, 2],
+        "generate_response": {"choices": [{"index": 0, "token_ids": [9707],
+                                           "finish_reason": "stop"}]},
+        "chat_request": {"messages": hi(), "reasoning_effort": "minimal"}});
+    assert_error(
+        &post_json(&format!("{base}/v1/chat/completions/derender"), &derender),
+        400,
+        needle,
+        Some("chat_request.reasoning_effort"),
+    );
+}

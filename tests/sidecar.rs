@@ -413,7 +413,7 @@ fn a_bad_request_is_refused_before_the_engine() {
         ),
         (
             "/v1/completions",
-            json!({"model": "qwen3", "prompt": "a", "echo": true}),
+            json!({"model": "qwen3", "prompt": "a", "echo": true, "stream": true}),
             "echo",
         ),
         (

@@ -443,7 +443,20 @@ fn v_sampling_params_as_vllms_render_writes_them() {
     assert_eq!(sp["output_kind"], 2);
     assert_eq!(sp["skip_clone"], true);
     assert_eq!(sp["bad_words"], json!([]));
-    assert!(sp.get("skip_reading_prefix_cache").is_none());
+    // vLLM 0.33 writes it (`__post_init__` sets a bool where the field's default is None),
+    // and leaves out what equals its default: `n`, `seed`, `max_tokens: 16`, ...
+    assert_eq!(sp["skip_reading_prefix_cache"], false);
+    for absent in [
+        "n",
+        "seed",
+        "ignore_eos",
+        "min_tokens",
+        "logprobs",
+        "prompt_logprobs",
+    ] {
+        assert!(sp.get(absent).is_none(), "{absent}: {sp}");
+    }
+    assert_eq!(sp["presence_penalty"], 0.0);
     let (_, out) = post(
         CHAT,
         &chat(json!({"stream": true, "logit_bias": {"5": 10},
@@ -468,6 +481,50 @@ fn v_sampling_params_as_vllms_render_writes_them() {
     );
 }
 
+/// `echo` asks the engine for the prompt's logprobs, as `CompletionRequest` /
+/// `ChatCompletionRequest.to_sampling_params` do (values as vLLM 0.33's render server wrote
+/// them, `scripts/sampling_params_vs_vllm.py`); a completion echoed with `max_tokens: 0`
+/// runs one step.
+#[test]
+fn v_echo_to_sampling_params() {
+    let completion = |extra: Value| {
+        let mut body = json!({"model": "qwen3", "prompt": "Hello"});
+        for (k, v) in extra.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        let (code, out) = post(COMPLETION, &body);
+        assert_eq!(code, 200, "{out}");
+        out[0]["sampling_params"].clone()
+    };
+    let sp = completion(json!({"echo": true, "logprobs": 2}));
+    assert_eq!(sp["prompt_logprobs"], 2);
+    assert_eq!(sp["skip_reading_prefix_cache"], true);
+    let sp = completion(json!({"echo": true, "max_tokens": 0, "logprobs": 1}));
+    assert_eq!(sp["max_tokens"], 1);
+    assert_eq!(sp["prompt_logprobs"], 1);
+    let sp = completion(json!({"echo": true, "logprobs": 2, "prompt_logprobs": 4}));
+    assert_eq!(sp["prompt_logprobs"], 4);
+    assert_eq!(
+        completion(json!({"echo": true}))["prompt_logprobs"],
+        Value::Null
+    );
+    refused(
+        post(
+            COMPLETION,
+            &json!({"model": "qwen3", "prompt": "Hello", "max_tokens": 0}),
+        ),
+        Some("max_tokens"),
+        "at least 1",
+    );
+    let (_, out) = post(CHAT, &chat(json!({"echo": true})));
+    assert_eq!(out["sampling_params"]["prompt_logprobs"], 0);
+    let (_, out) = post(
+        CHAT,
+        &chat(json!({"echo": true, "logprobs": true, "top_logprobs": 3})),
+    );
+    assert_eq!(out["sampling_params"]["prompt_logprobs"], 3);
+}
+
 /// `truncate_prompt_tokens` keeps the prompt's last N tokens, as vLLM's render server kept
 /// them for these requests (IDs from that run); -1 is the context, past it a 400.
 #[test]
@@ -483,8 +540,9 @@ fn v_truncate_prompt_tokens() {
             "truncate_prompt_tokens": 3}),
     );
     assert_eq!(out[0]["token_ids"], json!([4236, 4743, 8094]));
-    // vLLM's CompletionRequest: max_tokens defaults to 16.
-    assert_eq!(out[0]["sampling_params"]["max_tokens"], 16);
+    // vLLM's CompletionRequest: max_tokens defaults to 16, `SamplingParams`' own default,
+    // which vLLM's render leaves out.
+    assert!(out[0]["sampling_params"].get("max_tokens").is_none());
     refused(
         post(CHAT, &chat(json!({"truncate_prompt_tokens": 50000}))),
         Some("truncate_prompt_tokens"),

@@ -22,9 +22,9 @@ pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, reasoning_parser_with,
-    response_template_parser, tool_parser, tool_parser_for_model, tool_parser_with, AnyToolParser,
-    ParserSettings, ReasoningEntry, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS,
-    RESPONSE_TEMPLATE, TOOL_PARSERS,
+    refused_settings, response_template_parser, tool_parser, tool_parser_for_model,
+    tool_parser_with, AnyToolParser, ParserSettings, ReasoningEntry, ToolEntry, HARMONY_REASONING,
+    HARMONY_TOOLS, REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
 pub use response_template::{
     check_response_template, response_template_refusal, ResponseTemplate, ResponseTemplateParser,

@@ -192,6 +192,18 @@ impl DerenderRequest {
         req.unwrap_or_else(|| EMPTY.get_or_init(Map::new))
     }
 
+    /// The field the client sent the original chat request in (what a refusal of its
+    /// settings is named under).
+    pub fn original_field(&self) -> &'static str {
+        if self.messages_request.is_some() {
+            "messages_request"
+        } else if self.responses_request.is_some() {
+            "responses_request"
+        } else {
+            "chat_request"
+        }
+    }
+
     /// The engine chunk of a stream request.
     pub fn chunk(&self) -> Result<&GenerateResponse, RequestError> {
         self.generate_chunk.as_ref().ok_or_else(|| {
@@ -344,6 +356,31 @@ fn reasoning_for(
         "none" => None,
         "auto" => reasoning_parser_with(&model.name, &settings),
         name => reasoning_parser_with(name, &settings),
+    }
+}
+
+/// A chat request whose settings the reasoning parser's constructor refuses (vLLM answers
+/// a 400: K2 Horizon's `reasoning_effort` beyond high, medium and low), named under
+/// `field`, the derender request's field that carries it.
+pub fn check_reasoning_settings(
+    cfg: &DerenderConfig,
+    model: &Model,
+    req: &Map<String, Value>,
+    field: &str,
+) -> Result<(), RequestError> {
+    let settings = ParserSettings::from_request(
+        req.get("chat_template_kwargs").and_then(Value::as_object),
+        req.get("reasoning_effort").and_then(Value::as_str),
+    );
+    match llm_render_parsers::refused_settings(&cfg.reasoning_parser, &model.name, &settings) {
+        None => Ok(()),
+        Some(why) => {
+            let at = match req.get("reasoning_effort") {
+                Some(_) => "reasoning_effort",
+                None => "chat_template_kwargs",
+            };
+            Err(RequestError::invalid(format!("{field}.{at}"), why))
+        }
     }
 }
 

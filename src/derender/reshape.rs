@@ -118,7 +118,7 @@ pub fn derender_as(
                     count_reasoning(model, spec.as_ref(), ids, &mut inside)
                 };
                 let room = model.max_model_len.map(|m| m.saturating_sub(prompt));
-                let echo = Echo::new(original, room);
+                let echo = Echo::new(original, room, &model.generation);
                 let id = response_id(chat["id"].as_str().unwrap_or_default(), original);
                 let head = Head {
                     id: &id,
@@ -177,7 +177,7 @@ pub(super) fn events(
                 let mut s = ResponsesStream::new(
                     response_id(&state.id, original),
                     state.created,
-                    Echo::new(original, room),
+                    Echo::new(original, room, &model.generation),
                 );
                 s.in_reasoning = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
                 ApiStream::Responses(Box::new(s))

@@ -14,6 +14,10 @@ pub fn derender(
     cfg: &DerenderConfig,
     kind: Kind,
 ) -> Result<Value, RequestError> {
+    if kind == Kind::Chat {
+        let field = req.original_field();
+        super::request::check_reasoning_settings(cfg, model, req.original(kind), field)?;
+    }
     if req.stream {
         let chunk = req.chunk()?;
         for (ci, c) in chunk.choices.iter().enumerate() {

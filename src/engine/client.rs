@@ -117,12 +117,20 @@ impl Engine {
         if !status.is_success() {
             return Err(self.status_error(resp).await);
         }
+        // A request sent whole (`stream: false`) is answered with one JSON object.
+        let whole = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("application/json"));
         Ok(EngineStream {
             resp,
             sse: SseSplitter::new(self.config.max_event_bytes),
             stall: self.config.stall_timeout,
             seen: Seen::default(),
             wire: self.wire(),
+            whole: whole.then_some(false),
+            max_bytes: self.config.max_event_bytes,
         })
     }
 
@@ -293,12 +301,24 @@ pub struct EngineStream {
     stall: Duration,
     seen: Seen,
     wire: &'static dyn Wire,
+    /// A whole answer (a JSON body, not an event stream): `Some(true)` once it was read.
+    whole: Option<bool>,
+    /// The longest event (here: the whole body) accepted.
+    max_bytes: usize,
 }
 
 impl EngineStream {
-    /// The next event; `None` once the engine has sent `[DONE]`. Waits at most the stall
-    /// timeout for each read.
+    /// The next event; `None` once the engine has sent `[DONE]` (or, for a whole answer,
+    /// after its one event). Waits at most the stall timeout for each read.
     pub async fn next(&mut self) -> Result<Option<GenerateResponse>, EngineError> {
+        match self.whole {
+            Some(true) => return Ok(None),
+            Some(false) => {
+                self.whole = Some(true);
+                return self.read_whole().await.map(Some);
+            }
+            None => {}
+        }
         loop {
             match self.sse.next_event() {
                 Err(e) => return Err(EngineError::BadEvent(e.to_string())),
@@ -317,5 +337,27 @@ impl EngineStream {
                 Ok(Ok(Some(bytes))) => self.sse.extend(&bytes),
             }
         }
+    }
+
+    /// The whole answer's body as one event.
+    async fn read_whole(&mut self) -> Result<GenerateResponse, EngineError> {
+        let mut body = Vec::new();
+        loop {
+            match tokio::time::timeout(self.stall, self.resp.chunk()).await {
+                Err(_) => return Err(EngineError::Stalled(self.stall)),
+                Ok(Err(e)) => return Err(EngineError::Dropped(error_chain(&e))),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(bytes))) => {
+                    if body.len() + bytes.len() > self.max_bytes {
+                        return Err(EngineError::BadEvent(format!(
+                            "the engine's answer is over {} bytes",
+                            self.max_bytes
+                        )));
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
+        self.wire.event(&body, &mut self.seen)
     }
 }

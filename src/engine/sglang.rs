@@ -46,13 +46,13 @@ impl Wire for Sglang {
         }
         s.insert("min_new_tokens".into(), sp.min_tokens.into());
         s.insert("temperature".into(), sp.temperature.into());
-        s.insert("top_p".into(), sp.top_p.into());
+        s.insert("top_p".into(), sp.top_p.value.into());
         // vLLM's `0` (and `-1`) mean no top-k; SGLang refuses anything below 1 but `-1`.
         s.insert(
             "top_k".into(),
             if sp.top_k > 0 { sp.top_k } else { -1 }.into(),
         );
-        s.insert("min_p".into(), sp.min_p.into());
+        s.insert("min_p".into(), sp.min_p.value.into());
         s.insert("n".into(), sp.n.into());
         s.insert("presence_penalty".into(), sp.presence_penalty.into());
         s.insert("frequency_penalty".into(), sp.frequency_penalty.into());

@@ -5,7 +5,9 @@
 //!   engine names the request `generate-tokens-<request_id>`.
 //! * A stream is `data: {"request_id", "choices": [{"index", "token_ids" (new ones),
 //!   "finish_reason", "stop_reason", "logprobs"}], "usage"}` events, each choice in its own
-//!   events when `n > 1`, then `data: [DONE]`.
+//!   events when `n > 1`, then `data: [DONE]`. A request with `prompt_logprobs` is sent
+//!   with `stream: false` (only the whole answer carries them): one JSON object of the
+//!   same shape, every choice's IDs at once, plus `prompt_logprobs`.
 //! * `POST /inference/v1/abort_requests` `{"request_ids": ["generate-tokens-<id>"]}` aborts
 //!   (a bare id answers 200 and aborts nothing); the stream then ends `finish_reason:
 //!   "abort"`.
@@ -34,15 +36,21 @@ impl Wire for Vllm {
 
     fn generate_body(&self, mut g: GenerateRequest, model: &str) -> Result<Vec<u8>, EngineError> {
         g.model = model.to_string();
-        g.stream = true;
+        // vLLM's stream carries no `prompt_logprobs` (`GenerateStreamResponseBase` has no
+        // such field): a whole answer that asks for them is asked for whole, and answered
+        // with one JSON object (`GenerateTokensResponse`) read as one event. (A streamed
+        // one can only ask for `prompt_logprobs: 0`; it stays streamed.)
+        let whole = g.sampling_params.prompt_logprobs.is_some() && !g.stream;
+        g.stream = !whole;
         // Usage is counted here, from what the client is sent (`server/front/`).
         g.stream_options = None;
         g.block_hashes = None;
         g.continuation = None;
         g.sampling_params.stop.clear();
         g.sampling_params.include_stop_str_in_output = false;
-        // vLLM's `RequestOutputKind.DELTA`: each event carries only the new IDs.
-        g.sampling_params.output_kind = 1;
+        // vLLM's `RequestOutputKind.DELTA`: each event carries only the new IDs
+        // (`FINAL_ONLY` for a whole answer).
+        g.sampling_params.output_kind = if whole { 2 } else { 1 };
         let mut out = JsonChunks::with_capacity(g.json_size_hint());
         g.into_json(&mut out)
             .map_err(|e| EngineError::BadEvent(format!("writing the engine request: {e}")))?;
@@ -63,6 +71,10 @@ impl Wire for Vllm {
 
     fn health_path(&self) -> &'static str {
         "/health"
+    }
+
+    fn prompt_logprobs(&self) -> bool {
+        true
     }
 
     fn event(&self, data: &[u8], _: &mut Seen) -> Result<GenerateResponse, EngineError> {

@@ -20,6 +20,11 @@ pub trait Wire: Send + Sync + std::fmt::Debug {
     fn abort(&self, engine_id: &str) -> (&'static str, Vec<u8>);
     /// The path whose 200 means the engine is ready to serve.
     fn health_path(&self) -> &'static str;
+    /// Whether the engine answers `sampling_params.prompt_logprobs` (a request that asks
+    /// for them is refused otherwise, not answered without them).
+    fn prompt_logprobs(&self) -> bool {
+        false
+    }
     /// The path that lists the engine's models in OpenAI's shape (`{"data": [{"id",
     /// "max_model_len"?}]}`): vLLM's and SGLang's `GET /v1/models`.
     fn models_path(&self) -> &'static str {

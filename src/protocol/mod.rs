@@ -25,5 +25,5 @@ pub use requests::{
     parse_json, parse_json_shared, ChatRequest, CompletionRequest, ContinueFrom, ConvertedFrom,
     DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse,
 };
-pub use sampling::{SamplingFields, SamplingParams, StopSpec};
+pub use sampling::{Reset, SamplingFields, SamplingParams, StopSpec};
 pub use text::Text;

@@ -70,6 +70,11 @@ macro_rules! with_sampling_fields {
             #[serde(default)] pub return_token_offsets: bool,
             /// Passed to the engine: return the prompt's IDs with its output.
             #[serde(default)] pub return_token_ids: Option<bool>,
+            /// Echo the prompt (completions) or the last message (chat) before the output;
+            /// the render asks the engine for the prompt's logprobs (vLLM's
+            /// `to_sampling_params`: `prompt_logprobs` defaults to `logprobs`, chat's to
+            /// `top_logprobs`).
+            #[serde(default)] pub echo: Option<bool>,
         }
 
         impl $name {
@@ -105,6 +110,7 @@ macro_rules! with_sampling_fields {
                     bad_words: self.bad_words.clone(),
                     vllm_xargs: self.vllm_xargs.clone(),
                     stream: self.stream,
+                    echo: self.echo.unwrap_or(false),
                 }
             }
         }
@@ -155,58 +161,138 @@ pub struct SamplingFields {
     pub vllm_xargs: Option<serde_json::Map<String, serde_json::Value>>,
     /// The request streams (vLLM's `output_kind`: `DELTA` then, else `FINAL_ONLY`).
     pub stream: bool,
+    /// The request echoes its prompt: `prompt_logprobs` defaults to the logprobs asked for.
+    pub echo: bool,
 }
 
-/// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`.
+/// vLLM's `SamplingParams`, as carried in `GenerateRequest.sampling_params`: its fields in
+/// vLLM's order, written as vLLM's render writes them. vLLM's msgspec struct omits a field
+/// whose value *is* its default (`omit_defaults`, an identity test): in CPython that holds
+/// for `None`, booleans and small integers, never for a float, a string or a list. So `n:
+/// 1`, `top_k: 0`, `max_tokens: 16`, `min_tokens: 0`, unset options and default flags are
+/// left out, while every float, `stop`, `stop_token_ids` and `bad_words` (`[]` when empty)
+/// are written (`scripts/sampling_params_vs_vllm.py` compares the keys too).
 #[derive(Debug, Clone, Serialize)]
 pub struct SamplingParams {
+    #[serde(skip_serializing_if = "is_one")]
     pub n: u32,
     pub presence_penalty: f64,
     pub frequency_penalty: f64,
     pub repetition_penalty: f64,
     pub temperature: f64,
-    pub top_p: f64,
+    #[serde(skip_serializing_if = "Reset::is_reset")]
+    pub top_p: Reset,
+    #[serde(skip_serializing_if = "is_zero_i64")]
     pub top_k: i64,
-    pub min_p: f64,
+    #[serde(skip_serializing_if = "Reset::is_reset")]
+    pub min_p: Reset,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<i64>,
     pub stop: Vec<String>,
     pub stop_token_ids: Vec<u32>,
+    #[serde(skip_serializing_if = "is_false")]
     pub ignore_eos: bool,
+    /// vLLM's default, 16, is left out.
+    #[serde(skip_serializing_if = "is_sixteen")]
     pub max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "is_zero_u64")]
     pub min_tokens: u64,
     /// `-1`: the whole vocabulary (the engine checks it against its `--max-logprobs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_logprobs: Option<i64>,
+    #[serde(skip_serializing_if = "is_true")]
     pub skip_special_tokens: bool,
+    #[serde(skip_serializing_if = "is_true")]
     pub spaces_between_special_tokens: bool,
+    #[serde(skip_serializing_if = "is_false")]
     pub include_stop_str_in_output: bool,
-    /// vLLM's `StructuredOutputsParams`, from `response_format` and `structured_outputs`;
-    /// absent when the request constrains nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub structured_outputs: Option<serde_json::Value>,
-    /// The reasoning-token cap, when the request sets one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thinking_token_budget: Option<u64>,
-    /// Token ID (a string, as the request gives it) → bias, as a float.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub allowed_token_ids: Option<Vec<u32>>,
-    /// Words the engine must not generate (`[]` when none, as vLLM writes it).
-    pub bad_words: Vec<String>,
-    /// The request's `vllm_xargs`, for the engine's logits processors and plugins.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_args: Option<serde_json::Map<String, serde_json::Value>>,
     /// vLLM's `RequestOutputKind`: 1 (`DELTA`) for a stream, 2 (`FINAL_ONLY`) otherwise.
     pub output_kind: u8,
     /// Always `true` in vLLM's render output (the engine need not copy the params).
     pub skip_clone: bool,
-    /// `true` when `prompt_logprobs` is asked for (vLLM recomputes the prompt then).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_reading_prefix_cache: Option<bool>,
     /// vLLM's `SamplingParams.__post_init__`: the characters held back for stop strings, the
     /// longest stop string's length less one, when there are stop strings not kept in the
     /// output (vLLM's default 0 is not written, as vLLM leaves it out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_text_buffer_length: Option<usize>,
+    /// vLLM's `StructuredOutputsParams`, from `response_format` and `structured_outputs`;
+    /// absent when the request constrains nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_outputs: Option<serde_json::Value>,
+    /// Token ID (a string, as the request gives it) → bias, as a float.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logit_bias: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_token_ids: Option<Vec<u32>>,
+    /// The request's `vllm_xargs`, for the engine's logits processors and plugins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_args: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Words the engine must not generate (`[]` when none, as vLLM writes it).
+    pub bad_words: Vec<String>,
+    /// Whether `prompt_logprobs` is asked for (vLLM's `__post_init__`: the prompt is then
+    /// recomputed, not read from the prefix cache).
+    pub skip_reading_prefix_cache: bool,
+    /// The reasoning-token cap, when the request sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_token_budget: Option<u64>,
+}
+
+/// A float that vLLM's `__post_init__` may set back to its default (greedy sampling resets
+/// `top_p` and `min_p`): the default's own object then, which msgspec leaves out, where a
+/// float from the request is always written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reset {
+    pub value: f64,
+    /// Set back to vLLM's default by vLLM itself.
+    pub reset: bool,
+}
+
+impl Reset {
+    pub fn new(value: f64) -> Self {
+        Reset {
+            value,
+            reset: false,
+        }
+    }
+
+    /// vLLM's default, set by vLLM.
+    pub fn to_default(value: f64) -> Self {
+        Reset { value, reset: true }
+    }
+
+    fn is_reset(&self) -> bool {
+        self.reset
+    }
+}
+
+impl Serialize for Reset {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.value)
+    }
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_sixteen(n: &Option<u64>) -> bool {
+    *n == Some(16)
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }

@@ -50,6 +50,7 @@ pub fn render_chat(
 ) -> Result<(GenerateRequest, Timings), RequestError> {
     req.validate()?;
     super::parse_context::check_tool_choice(opts, model, req)?;
+    super::parse_context::check_reasoning_settings(opts, model, req)?;
     let param = match (req.converted_from, req.max_completion_tokens) {
         (crate::protocol::ConvertedFrom::Responses, _) => "max_output_tokens",
         (_, Some(_)) => "max_completion_tokens",

@@ -85,7 +85,12 @@ pub fn render_completion(
     super::check_output_budget(model, req.max_tokens, "max_tokens")?;
     let base_id = req.request_id.clone().unwrap_or_else(|| request_id("cmpl"));
     let list = prompts(&req.prompt)?;
-    let sampling = req.sampling();
+    let mut sampling = req.sampling();
+    if sampling.echo && sampling.max_tokens == Some(0) {
+        // vLLM's `echo_without_generation` (lm-eval's loglikelihood requests): the prompt's
+        // logprobs are what is wanted, and the engine runs one step to get them.
+        sampling.max_tokens = Some(1);
+    }
     let many = list.len() > 1;
     let mut timings = Timings::default();
     let mut out = Vec::with_capacity(list.len());

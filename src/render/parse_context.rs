@@ -130,6 +130,27 @@ pub fn parser_settings(req: &ChatRequest) -> ParserSettings {
     )
 }
 
+/// vLLM's reasoning parser constructors that refuse a request's settings (K2 Horizon's
+/// `reasoning_effort` beyond high, medium and low) refuse the request: a 400 naming
+/// `reasoning_effort`, or `chat_template_kwargs` when the effort came from there.
+pub fn check_reasoning_settings(
+    opts: &RenderOptions,
+    model: &Model,
+    req: &ChatRequest,
+) -> Result<(), RequestError> {
+    let settings = parser_settings(req);
+    match llm_render_parsers::refused_settings(&opts.reasoning_parser, &model.name, &settings) {
+        None => Ok(()),
+        Some(why) => {
+            let param = match req.reasoning_effort {
+                Some(_) => "reasoning_effort",
+                None => "chat_template_kwargs",
+            };
+            Err(RequestError::invalid(param, why))
+        }
+    }
+}
+
 /// The reasoning tags of the parser this server runs for `model`, built for a request with
 /// `settings` (vLLM builds one parser per request), if any.
 pub(super) fn reasoning_spec(

@@ -6,7 +6,7 @@
 
 use crate::error::RequestError;
 use crate::model::Model;
-use crate::protocol::{SamplingFields, SamplingParams, StopSpec};
+use crate::protocol::{Reset, SamplingFields, SamplingParams, StopSpec};
 
 /// vLLM's `_SAMPLING_EPS`: below it, temperature means greedy decoding.
 const SAMPLING_EPS: f64 = 1e-5;
@@ -39,23 +39,31 @@ pub fn build_sampling_params(
         Some(StopSpec::One(s)) => vec![s.clone()],
         Some(StopSpec::Many(v)) => v.clone(),
     };
+    let logprobs = logprobs(f, chat)?;
+    // vLLM's `to_sampling_params`: an echoed prompt comes with its logprobs, as many as the
+    // output's (completions' `logprobs`, chat's `top_logprobs`).
+    let prompt_logprobs = match f.prompt_logprobs {
+        None if f.echo && chat => Some(f.top_logprobs.unwrap_or(0)),
+        None if f.echo => logprobs,
+        n => n,
+    };
     let mut p = SamplingParams {
         n: f.n.unwrap_or(1),
         presence_penalty: f.presence_penalty.unwrap_or(0.0),
         frequency_penalty: f.frequency_penalty.unwrap_or(0.0),
         repetition_penalty: f.repetition_penalty.or(g.repetition_penalty).unwrap_or(1.0),
         temperature: f.temperature.or(g.temperature).unwrap_or(1.0),
-        top_p: f.top_p.or(g.top_p).unwrap_or(1.0),
+        top_p: Reset::new(f.top_p.or(g.top_p).unwrap_or(1.0)),
         top_k: f.top_k.or(g.top_k).unwrap_or(0),
-        min_p: f.min_p.or(g.min_p).unwrap_or(0.0),
+        min_p: Reset::new(f.min_p.or(g.min_p).unwrap_or(0.0)),
         seed: f.seed,
         stop,
         stop_token_ids: stop_token_ids(f),
         ignore_eos: f.ignore_eos.unwrap_or(false),
         max_tokens,
         min_tokens: f.min_tokens.unwrap_or(0),
-        logprobs: logprobs(f, chat)?,
-        prompt_logprobs: f.prompt_logprobs,
+        logprobs,
+        prompt_logprobs,
         skip_special_tokens: f.skip_special_tokens.unwrap_or(true),
         spaces_between_special_tokens: f.spaces_between_special_tokens.unwrap_or(true),
         include_stop_str_in_output: f.include_stop_str_in_output.unwrap_or(false),
@@ -67,7 +75,7 @@ pub fn build_sampling_params(
         extra_args: f.vllm_xargs.clone().filter(|x| !x.is_empty()),
         output_kind: if f.stream { 1 } else { 2 },
         skip_clone: true,
-        skip_reading_prefix_cache: f.prompt_logprobs.map(|_| true),
+        skip_reading_prefix_cache: prompt_logprobs.is_some(),
         output_text_buffer_length: None,
     };
     if !p.include_stop_str_in_output {
@@ -82,9 +90,9 @@ pub fn build_sampling_params(
     verify(&p, f.max_completion_tokens.or(f.max_tokens))?;
     if p.temperature < SAMPLING_EPS {
         // vLLM: greedy sampling ignores the truncation knobs.
-        p.top_p = 1.0;
+        p.top_p = Reset::to_default(1.0);
         p.top_k = 0;
-        p.min_p = 0.0;
+        p.min_p = Reset::to_default(0.0);
     }
     Ok(p)
 }
@@ -306,8 +314,8 @@ fn verify(p: &SamplingParams, requested: Option<u64>) -> Result<(), RequestError
     check(p.temperature >= SAMPLING_EPS || p.n == 1, "n", || {
         format!("n must be 1 when using greedy sampling, got {}.", p.n)
     })?;
-    check(p.top_p > 0.0 && p.top_p <= 1.0, "top_p", || {
-        format!("top_p must be in (0, 1], got {}", p.top_p)
+    check(p.top_p.value > 0.0 && p.top_p.value <= 1.0, "top_p", || {
+        format!("top_p must be in (0, 1], got {}", p.top_p.value)
     })?;
     check(p.top_k >= -1, "top_k", || {
         format!(
@@ -315,8 +323,8 @@ fn verify(p: &SamplingParams, requested: Option<u64>) -> Result<(), RequestError
             p.top_k
         )
     })?;
-    check((0.0..=1.0).contains(&p.min_p), "min_p", || {
-        format!("min_p must be in [0, 1], got {}", p.min_p)
+    check((0.0..=1.0).contains(&p.min_p.value), "min_p", || {
+        format!("min_p must be in [0, 1], got {}", p.min_p.value)
     })?;
     if let Some(max) = requested {
         check(max >= 1, "max_tokens", || {

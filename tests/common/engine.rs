@@ -47,6 +47,9 @@ pub struct Script {
     pub models: Vec<(String, u64)>,
     /// The events are sent this many times over.
     pub repeat: usize,
+    /// A recorded whole answer (vLLM's `GenerateTokensResponse`): sent as it is to a
+    /// request with `stream: false`, and as one event of its choices to a stream.
+    pub whole: Option<Value>,
 }
 
 impl Default for Script {
@@ -62,6 +65,7 @@ impl Default for Script {
             unhealthy: false,
             models: vec![("tiny-qwen3".into(), 2048)],
             repeat: 1,
+            whole: None,
         }
     }
 }
@@ -161,6 +165,22 @@ async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
     let script = e.script.lock().unwrap().clone();
     if let Some((status, body)) = script.error {
         return (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
+    }
+    if let Some(mut whole) = script.whole.clone() {
+        whole["request_id"] = json!(format!(
+            "generate-tokens-{}",
+            req["request_id"].as_str().unwrap_or("x")
+        ));
+        if req["stream"] == json!(false) {
+            return axum::Json(whole).into_response();
+        }
+        let event = json!({"request_id": whole["request_id"], "usage": null,
+                           "output_mode": "tokens", "choices": whole["choices"]});
+        return (
+            [("content-type", "text/event-stream; charset=utf-8")],
+            format!("data: {event}\n\ndata: [DONE]\n\n"),
+        )
+            .into_response();
     }
     let (events, end) = if attempt <= script.fail_first {
         (Vec::new(), script.end_first)

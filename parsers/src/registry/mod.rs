@@ -132,6 +132,22 @@ pub fn reasoning_parser_with(name: &str, settings: &ParserSettings) -> Option<Ta
     reasoning_parser_for_model(name).and_then(|e| (e.make)(settings))
 }
 
+/// Why vLLM's constructor of the reasoning parser a server runs for `model` (its
+/// `--reasoning-parser` `setting`: a name, `auto` or `none`) refuses a request's settings,
+/// which vLLM answers with a 400: K2 Horizon's `reasoning_effort` other than high, medium
+/// or low. `None` when it accepts them.
+pub fn refused_settings(setting: &str, model: &str, settings: &ParserSettings) -> Option<String> {
+    let name = match setting {
+        "none" => return None,
+        "auto" => model,
+        name => name,
+    };
+    match reasoning_parser_for_model(name)?.name {
+        "k2_horizon" => reasoning::k2_horizon_effort(settings).err(),
+        _ => None,
+    }
+}
+
 /// A tool parser by vLLM name; `None` for an unknown name, and for `hf`, which needs the
 /// model's template ([`tool_parser_with`]).
 pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {

@@ -5,7 +5,7 @@ use super::reasoning_shapes::{
     deepseek_v4_tags, enable_thinking, engine_spec, engine_tags, force_nonempty_content, glm_tags,
     glm_thinking, identity, muse_tags, qwen3_engine, tags, thinking_asked, CHATML,
 };
-use super::settings::truthy;
+use super::settings::{truthy, ParserSettings};
 use super::{ReasoningEntry, HARMONY_REASONING, RESPONSE_TEMPLATE};
 use crate::{TagReasoningParser, TagSpec, TagVariant};
 
@@ -201,15 +201,10 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         model_patterns: &["k2-horizon", "k2_horizon"],
         // vLLM's K2HorizonReasoningParser: a start tag is dropped only at the output's start,
         // only the first end tag counts. The tags are the kwargs' `reasoning_effort`'s
-        // (`high`, its default, `medium` or `low`); vLLM refuses any other effort (no parser).
+        // (`high`, its default, `medium` or `low`); vLLM refuses any other effort
+        // (`k2_horizon_effort`, a 400 before any parser is built).
         make: |s| {
-            let (start, end) = match s.chat_template_kwargs.get("reasoning_effort") {
-                None => ("<ifm|think>", "</ifm|think>"),
-                Some(e) if e == "high" => ("<ifm|think>", "</ifm|think>"),
-                Some(e) if e == "medium" => ("<ifm|think_fast>", "</ifm|think_fast>"),
-                Some(e) if e == "low" => ("<ifm|think_faster>", "</ifm|think_faster>"),
-                Some(_) => return None,
-            };
+            let (start, end) = k2_horizon_effort(s).ok()?;
             Some(TagReasoningParser::new(TagSpec {
                 start: start.into(),
                 end: end.into(),
@@ -586,3 +581,32 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         keeps_special_tokens: true,
     },
 ];
+
+/// K2 Horizon's reasoning tags for the request's `reasoning_effort` (`high` when unset), or
+/// vLLM's refusal of any other value (`K2HorizonReasoningParser.__init__`'s `ValueError`).
+pub(super) fn k2_horizon_effort(
+    s: &ParserSettings,
+) -> Result<(&'static str, &'static str), String> {
+    const EFFORTS: [(&str, &str, &str); 3] = [
+        ("high", "<ifm|think>", "</ifm|think>"),
+        ("medium", "<ifm|think_fast>", "</ifm|think_fast>"),
+        ("low", "<ifm|think_faster>", "</ifm|think_faster>"),
+    ];
+    let asked = match s.chat_template_kwargs.get("reasoning_effort") {
+        None => return Ok((EFFORTS[0].1, EFFORTS[0].2)),
+        Some(v) => v,
+    };
+    EFFORTS
+        .iter()
+        .find(|(name, _, _)| asked == name)
+        .map(|(_, start, end)| (*start, *end))
+        .ok_or_else(|| {
+            // Python's `repr` of a plain string; other values as JSON writes them.
+            let shown = match asked.as_str() {
+                Some(text) if !text.contains('\'') => format!("'{text}'"),
+                Some(text) => format!("\"{text}\""),
+                None => asked.to_string(),
+            };
+            format!("Unsupported reasoning_effort {shown}. Supported values: high, medium, low.")
+        })
+}

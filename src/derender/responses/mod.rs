@@ -21,6 +21,7 @@
 //! stream's state carries the output so far: O(output) bytes, unlike chat's O(1) (in the
 //! sidecar the state stays in process).
 
+use crate::model::GenerationConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -70,14 +71,28 @@ pub struct Echo {
 
 impl Echo {
     /// From the Responses request; `room` is the context left after the prompt, which caps
-    /// `max_output_tokens` as vLLM's sampling `max_tokens` is capped.
-    pub fn new(req: &Map<String, Value>, room: Option<u64>) -> Echo {
+    /// `max_output_tokens` as vLLM's sampling `max_tokens` is capped. `temperature`,
+    /// `top_p` and `max_output_tokens` are the sampling parameters' (vLLM's `from_request`
+    /// reads them from `SamplingParams`): the request's, else the model's
+    /// `generation_config.json` defaults, else 1.0; `top_p` 1.0 under greedy sampling.
+    pub fn new(req: &Map<String, Value>, room: Option<u64>, generation: &GenerationConfig) -> Echo {
         let mut fields = Map::new();
         let all = ECHO.iter().chain(ECHO_AFTER_OUTPUT).chain(ECHO_TAIL);
         for (key, default) in all.chain(ECHO_END) {
             let v = req.get(*key).filter(|v| !v.is_null()).cloned();
             fields.insert((*key).into(), v.unwrap_or_else(default));
         }
+        let asked = |k: &str| req.get(k).and_then(Value::as_f64);
+        let temperature = asked("temperature")
+            .or(generation.temperature)
+            .unwrap_or(1.0);
+        // vLLM's `_SAMPLING_EPS`: greedy sampling resets `top_p`.
+        let top_p = match asked("top_p").or(generation.top_p).unwrap_or(1.0) {
+            _ if temperature < 1e-5 => 1.0,
+            p => p,
+        };
+        fields.insert("temperature".into(), json!(temperature));
+        fields.insert("top_p".into(), json!(top_p));
         // No tools: `auto` is `none` (vLLM's `from_request`).
         let no_tools = fields
             .get("tools")
@@ -87,11 +102,11 @@ impl Echo {
             fields.insert("tool_choice".into(), json!("none"));
         }
         let asked = req.get("max_output_tokens").and_then(Value::as_u64);
-        let max_output_tokens = match (asked, room) {
-            (Some(a), Some(r)) => json!(a.min(r)),
-            (Some(n), None) | (None, Some(n)) => json!(n),
-            (None, None) => Value::Null,
-        };
+        let max_output_tokens = [asked, room, generation.max_new_tokens]
+            .into_iter()
+            .flatten()
+            .min()
+            .map_or(Value::Null, |n| json!(n));
         let wants_logprobs = req
             .get("include")
             .and_then(Value::as_array)
@@ -108,6 +123,11 @@ impl Echo {
         }
     }
 
+    /// The request's `top_logprobs` when it includes `message.output_text.logprobs`.
+    fn logprobs_wanted(&self) -> Option<usize> {
+        self.top_logprobs.as_u64().map(|n| n as usize)
+    }
+
     /// Only the first of parallel calls is kept when the request turns them off.
     fn parallel(&self) -> bool {
         self.field("parallel_tool_calls") != Value::Bool(false)
@@ -117,6 +137,38 @@ impl Echo {
     fn field(&self, key: &str) -> Value {
         self.fields.get(key).cloned().unwrap_or(Value::Null)
     }
+}
+
+/// The chat form's logprobs entries (`{"token", "logprob", "bytes", "top_logprobs"}`) as a
+/// Response's output text carries them (`{"token", "bytes", "logprob", "top_logprobs":
+/// [{"token", "bytes", "logprob"}]}`, vLLM's `_create_response_logprobs`), each entry's
+/// alternatives cut to the request's `top_logprobs`.
+fn output_logprobs(entries: &[Value], top: usize) -> Vec<Value> {
+    let one =
+        |e: &Value| json!({"token": e["token"], "bytes": e["bytes"], "logprob": e["logprob"]});
+    entries
+        .iter()
+        .map(|e| {
+            let mut out = one(e);
+            let tops = e["top_logprobs"].as_array().map_or(&[][..], Vec::as_slice);
+            out["top_logprobs"] = tops.iter().take(top).map(one).collect();
+            out
+        })
+        .collect()
+}
+
+/// A text delta event's logprobs (`response_text_delta_event.Logprob`: no `bytes`).
+fn delta_logprobs(entries: &[Value]) -> Value {
+    let one = |e: &Value| json!({"token": e["token"], "logprob": e["logprob"]});
+    entries
+        .iter()
+        .map(|e| {
+            let mut out = one(e);
+            let tops = e["top_logprobs"].as_array().map_or(&[][..], Vec::as_slice);
+            out["top_logprobs"] = tops.iter().map(one).collect();
+            out
+        })
+        .collect()
 }
 
 /// Token counts for `usage`.
@@ -251,9 +303,18 @@ pub fn response(chat: &Value, head: &Head, counts: Counts) -> Value {
     if !content.trim().is_empty() {
         let status = status(length && calls.is_empty());
         let id = item_id("msg", head.id, output.len());
+        // vLLM's one-shot puts every output token's logprobs (reasoning's too) on the
+        // message's text.
+        let logprobs = match head.echo.logprobs_wanted() {
+            Some(top) => {
+                let all = choice["logprobs"]["content"].as_array();
+                all.map_or(Value::Null, |a| Value::Array(output_logprobs(a, top)))
+            }
+            None => Value::Null,
+        };
         output.push(message_item(
             &id,
-            vec![text_part(content, Value::Null)],
+            vec![text_part(content, logprobs)],
             status,
         ));
     }
@@ -298,6 +359,9 @@ pub struct ResponsesStream {
     text: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     items: Vec<Value>,
+    /// The open message's logprobs so far (Responses form), when the request includes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    logprobs: Vec<Value>,
     /// Reasoning tokens so far, and whether the output is inside reasoning now.
     pub reasoning_tokens: usize,
     pub in_reasoning: bool,
@@ -352,6 +416,11 @@ impl ResponsesStream {
     }
 
     fn delta(&mut self, out: &mut Vec<Value>, text: &str) {
+        self.delta_with(out, text, &[]);
+    }
+
+    /// A delta whose chunk carried `logprobs` (Responses form; a message's only).
+    fn delta_with(&mut self, out: &mut Vec<Value>, text: &str, logprobs: &[Value]) {
         self.text.push_str(text);
         let (index, id) = self.at(self.open.as_ref());
         let (kind, ev) = match self.open {
@@ -361,8 +430,8 @@ impl ResponsesStream {
             ),
             Some(Open::Message) => (
                 "response.output_text.delta",
-                json!({"content_index": 0, "delta": text, "item_id": id, "logprobs": [],
-                    "output_index": index}),
+                json!({"content_index": 0, "delta": text, "item_id": id,
+                    "logprobs": delta_logprobs(logprobs), "output_index": index}),
             ),
             _ => (
                 "response.function_call_arguments.delta",
@@ -396,7 +465,14 @@ impl ResponsesStream {
                 let done = json!({"content_index": 0, "item_id": id, "logprobs": [],
                     "output_index": index, "text": text});
                 self.push(out, "response.output_text.done", obj(done));
-                let part = text_part(&text, Value::Null);
+                // vLLM's done part: the deltas' logprobs, or null when there were none.
+                let logprobs = std::mem::take(&mut self.logprobs);
+                let logprobs = if logprobs.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Array(logprobs)
+                };
+                let part = text_part(&text, logprobs);
                 let done = json!({"content_index": 0, "item_id": id, "output_index": index,
                     "part": part});
                 self.push(out, "response.content_part.done", obj(done));
@@ -460,7 +536,15 @@ impl ResponsesStream {
                 self.close(&mut out, false);
                 self.open(&mut out, Open::Message);
             }
-            self.delta(&mut out, content);
+            // vLLM's stream: a content delta carries its chunk's logprobs (all of its tokens).
+            let logprobs = match self.echo.logprobs_wanted() {
+                Some(top) => choice["logprobs"]["content"]
+                    .as_array()
+                    .map_or_else(Vec::new, |a| output_logprobs(a, top)),
+                None => Vec::new(),
+            };
+            self.logprobs.extend(logprobs.iter().cloned());
+            self.delta_with(&mut out, content, &logprobs);
         }
         for call in delta["tool_calls"]
             .as_array()

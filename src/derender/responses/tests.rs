@@ -8,7 +8,7 @@ fn chunk(delta: Value, finish: Value) -> Value {
 
 #[test]
 fn a_stream_numbers_its_events_and_repeats_the_output_at_the_end() {
-    let echo = Echo::new(&Map::new(), Some(100));
+    let echo = Echo::new(&Map::new(), Some(100), &Default::default());
     let mut s = ResponsesStream::new("resp_1".into(), 7, echo);
     let c = Counts::default();
     let kv = Value::Null;
@@ -70,6 +70,7 @@ fn whole_response_items_and_status() {
             .cloned()
             .unwrap(),
         Some(100),
+        &Default::default(),
     );
     let head = Head {
         id: "resp_1",
@@ -99,4 +100,51 @@ fn whole_response_items_and_status() {
     assert_eq!(r["output"][0]["type"], "reasoning");
     assert_eq!(r["usage"]["total_tokens"], 7);
     assert_eq!(r["max_output_tokens"], 5);
+}
+
+/// With `include: ["message.output_text.logprobs"]`, a content delta carries its chunk's
+/// logprobs in the delta event's form (no `bytes`), and the message's part at the end all of
+/// them in the output form, alternatives cut to `top_logprobs` (vLLM's streaming events; the
+/// same output from vLLM's own `/v1/responses` in `scripts/front_vs_vllm.py`).
+#[test]
+fn a_stream_carries_the_content_logprobs_it_was_asked_for() {
+    let req = json!({"top_logprobs": 1, "include": ["message.output_text.logprobs"]});
+    let echo = Echo::new(req.as_object().unwrap(), Some(100), &Default::default());
+    let mut s = ResponsesStream::new("resp_1".into(), 7, echo);
+    let (c, kv) = (Counts::default(), Value::Null);
+    let entry = |t: &str| {
+        json!({"token": t, "logprob": -1.0, "bytes": t.as_bytes(), "top_logprobs": [
+            {"token": t, "logprob": -1.0, "bytes": t.as_bytes()},
+            {"token": "z", "logprob": -2.0, "bytes": [122]}]})
+    };
+    let mut first = chunk(json!({"content": "a"}), Value::Null);
+    first["choices"][0]["logprobs"] = json!({"content": [entry("a")]});
+    let mut last = chunk(json!({"content": "b"}), json!("stop"));
+    last["choices"][0]["logprobs"] = json!({"content": [entry("b")]});
+    let mut all = s.events(&first, "m", &kv, c);
+    all.extend(s.events(&last, "m", &kv, c));
+    let deltas: Vec<&Value> = all
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .collect();
+    assert_eq!(
+        deltas[0]["logprobs"],
+        json!([{"token": "a", "logprob": -1.0, "top_logprobs": [{"token": "a", "logprob": -1.0}]}])
+    );
+    let done = &all[all.len() - 1]["response"]["output"][0]["content"][0]["logprobs"];
+    assert_eq!(
+        done[1],
+        json!({"token": "b", "bytes": [98], "logprob": -1.0,
+               "top_logprobs": [{"token": "b", "bytes": [98], "logprob": -1.0}]})
+    );
+    // Not asked for: empty delta lists and a null part, as vLLM's.
+    let echo = Echo::new(&Map::new(), Some(100), &Default::default());
+    let mut s = ResponsesStream::new("resp_2".into(), 7, echo);
+    let all = s.events(&last, "m", &kv, c);
+    let delta = all
+        .iter()
+        .find(|e| e["type"] == "response.output_text.delta");
+    assert_eq!(delta.unwrap()["logprobs"], json!([]));
+    let part = &all[all.len() - 1]["response"]["output"][0]["content"][0];
+    assert_eq!(part["logprobs"], Value::Null);
 }

@@ -70,8 +70,10 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         live,
         shape,
         continuation,
+        echo,
         ..
     } = f;
+    let prompt_logprobs = whole.prompt_logprobs.clone();
     let answer = match shape.api() {
         None => live.into_whole(&model, &st.config.derender, whole),
         Some(api) => live.into_whole_as(&model, &st.config.derender, whole, api),
@@ -80,6 +82,20 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         Ok(out) => out,
         Err(e) => return ApiError::from(e).into_response(),
     };
+    if let Some(echo) = &echo {
+        if let Err(e) = echo.apply(&model, &mut out, &prompt_ids, prompt_logprobs.as_ref()) {
+            return ApiError::from(e).into_response();
+        }
+    }
+    if let (Some(lp), super::Shape::Completion) = (&prompt_logprobs, &shape) {
+        // vLLM's completion choices each carry the prompt's logprobs (chat's answer has
+        // them once, from the derender).
+        if let Some(choices) = out.get_mut("choices").and_then(Value::as_array_mut) {
+            for c in choices {
+                c["prompt_logprobs"] = lp.clone();
+            }
+        }
+    }
     if returns_ids && shape.api().is_none() {
         // vLLM's `return_token_ids`: the prompt's IDs and each choice's, for RL and routers.
         out["prompt_token_ids"] = serde_json::json!(prompt_ids);

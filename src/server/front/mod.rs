@@ -19,6 +19,7 @@
 //! failed event; the engine stops generating at once instead of at its next write.
 
 mod collect;
+mod echo;
 pub mod metrics;
 mod pump;
 
@@ -88,6 +89,8 @@ struct Prepared {
     generate: crate::protocol::GenerateRequest,
     /// The request as the client sent it, less its conversation: the derender's settings.
     original: Map<String, Value>,
+    /// What `echo: true` puts before each choice.
+    echo: Option<echo::Echo>,
 }
 
 pub async fn chat_completions(
@@ -204,16 +207,13 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                     ),
                 ));
             }
-            // vLLM echoes the prompt's text (and its logprobs, from the engine's
-            // prompt_logprobs) before the completion: not built here yet, and refused rather
-            // than ignored.
-            if original.get("echo") == Some(&Value::Bool(true)) {
-                return Err(RequestError::invalid(
-                    "echo",
-                    "the front door does not echo the prompt yet: send echo: false",
-                ));
-            }
             let g = gs.remove(0);
+            let echo = echo::Echo::completion(
+                &model,
+                &original,
+                original.get("prompt").and_then(Value::as_str),
+                &g.token_ids,
+            )?;
             st.metrics
                 .observe_render(&model.name, g.token_ids.len(), timings);
             original.remove("prompt");
@@ -222,6 +222,7 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 shape: Shape::Completion,
                 generate: g,
                 original,
+                echo,
             });
         }
         let (model, mut original, req, shape) = match route {
@@ -246,6 +247,10 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 (model, map, req, shape)
             }
         };
+        let echo = match shape {
+            Shape::Chat => echo::Echo::chat(&original)?,
+            _ => None,
+        };
         let (g, timings) = render::render_chat(&model, &req, &st.config.render, Some(&media))?;
         st.metrics
             .observe_render(&model.name, g.token_ids.len(), timings);
@@ -258,6 +263,7 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
             shape,
             generate: g,
             original,
+            echo,
         })
     });
     match st.deadlines.timeout(st.config.request_timeout, work).await {
@@ -344,6 +350,7 @@ async fn run(
         shape,
         generate,
         original,
+        echo,
     } = p;
     let kind = shape.kind();
     let id = generate.request_id.clone();
@@ -352,6 +359,21 @@ async fn run(
     let n = generate.sampling_params.n.max(1);
     let stream = generate.stream;
     let wire = engine.wire();
+    if generate.sampling_params.prompt_logprobs.is_some() && !stream && !wire.prompt_logprobs() {
+        let param = if echo.is_some() {
+            "echo"
+        } else {
+            "prompt_logprobs"
+        };
+        return ApiError::from(RequestError::invalid(
+            param,
+            format!(
+                "the engine's protocol ({}) returns no prompt logprobs, which `{param}` asks                  for",
+                wire.name()
+            ),
+        ))
+        .into_response();
+    }
     let mut attempt = 0;
     let (events, first, guard) = loop {
         // Each attempt has an engine id of its own (the response keeps the render's): a late
@@ -402,6 +424,7 @@ async fn run(
         n,
         start,
         continuation,
+        echo,
         _permit: permit,
     };
     if stream {
@@ -424,6 +447,8 @@ pub(super) struct Flow {
     /// What the render's bridge did with `continue_from` (**ext**), for the chat answer:
     /// on the whole response, or on the first chunk of a stream.
     continuation: Option<crate::protocol::Continuation>,
+    /// What `echo: true` puts before each choice of a whole answer.
+    echo: Option<echo::Echo>,
     /// The request's `--max-concurrency` slot, held until the answer is complete.
     _permit: OwnedSemaphorePermit,
 }

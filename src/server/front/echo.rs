@@ -1,0 +1,264 @@
+//! `echo: true` on the front door's `/v1/completions` and `/v1/chat/completions`, as
+//! vLLM's OpenAI server answers it. vLLM's render and derender have no echo (it is the
+//! coupled server's), so it lives here, on the whole answer after the derender:
+//!
+//! * completions (`OpenAIServingCompletion.request_output_to_completion_response`): each
+//!   choice's text is the prompt's text followed by the output's (the prompt's alone when
+//!   the request asked for `max_tokens: 0`, which the render sends as one token). With
+//!   `logprobs: N`, its logprobs are the prompt's (from the engine's `prompt_logprobs`,
+//!   which the render asked for) followed by the output's, `text_offset` running on from 0:
+//!   the prompt's first token has `null` for its logprob and alternatives, and its text is
+//!   `tokenizer.decode([id])`; every other token's text is the engine's `decoded_token`,
+//!   and its alternatives are the first `N + 1` the engine listed (all for -1). The prompt's
+//!   text is the request's (a token-ID prompt: its decoding, special tokens kept), or `""`
+//!   with `return_token_ids`, as vLLM writes it.
+//! * chat (`OpenAIServingChat.chat_completion_full_generator`): the last message's content
+//!   (text parts joined by `\n`) before each choice's content, when that message's role is
+//!   the answer's (`assistant` unless `add_generation_prompt: false`, then the last
+//!   message's own).
+//!
+//! A streamed echo is refused (400 naming `echo`): the engine's stream carries no prompt
+//! logprobs, and the echoed stream's first chunk is not built here yet.
+
+use crate::error::RequestError;
+use crate::model::Model;
+use serde_json::{json, Map, Value};
+
+/// What an echoed request puts before each choice.
+#[derive(Debug, Clone)]
+pub(super) enum Echo {
+    Completion {
+        /// The prompt's text.
+        text: String,
+        /// The request's `logprobs` (the prompt's are added to the output's).
+        logprobs: Option<i64>,
+        /// `max_tokens: 0`: the prompt alone, without the one token generated.
+        without_generation: bool,
+    },
+    /// The last message's content.
+    Chat(String),
+}
+
+/// A streamed echo, refused.
+fn streamed() -> RequestError {
+    RequestError::invalid(
+        "echo",
+        "echo is served on whole answers here (stream: false): the engine's stream carries \
+         no prompt logprobs",
+    )
+}
+
+impl Echo {
+    /// A completion request's echo, if it asks for one. `text` is its prompt's text, when
+    /// it was sent as text; `ids` the IDs the engine is sent.
+    pub fn completion(
+        model: &Model,
+        original: &Map<String, Value>,
+        text: Option<&str>,
+        ids: &[u32],
+    ) -> Result<Option<Echo>, RequestError> {
+        if original.get("echo") != Some(&Value::Bool(true)) {
+            return Ok(None);
+        }
+        if original.get("stream") == Some(&Value::Bool(true)) {
+            return Err(streamed());
+        }
+        let text = if original.get("return_token_ids") == Some(&Value::Bool(true)) {
+            String::new()
+        } else {
+            match text {
+                Some(t) => t.to_string(),
+                None => model.decode(ids, false).map_err(RequestError::Tokenizer)?,
+            }
+        };
+        let logprobs = original.get("logprobs").and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
+        });
+        Ok(Some(Echo::Completion {
+            text,
+            logprobs,
+            without_generation: original.get("max_tokens").and_then(Value::as_u64) == Some(0),
+        }))
+    }
+
+    /// A chat request's echo, if it asks for one (read before its messages are dropped).
+    pub fn chat(original: &Map<String, Value>) -> Result<Option<Echo>, RequestError> {
+        if original.get("echo") != Some(&Value::Bool(true)) {
+            return Ok(None);
+        }
+        if original.get("stream") == Some(&Value::Bool(true)) {
+            return Err(streamed());
+        }
+        let Some(last) = original
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+        else {
+            return Ok(None);
+        };
+        let role = match original.get("add_generation_prompt") {
+            Some(Value::Bool(false)) => last.get("role").and_then(Value::as_str).unwrap_or(""),
+            _ => "assistant",
+        };
+        if last.get("role").and_then(Value::as_str) != Some(role) {
+            return Ok(None);
+        }
+        let content = match last.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        Ok((!content.is_empty()).then_some(Echo::Chat(content)))
+    }
+
+    /// Puts the echo before each choice of the whole answer `out`. `prompt_logprobs` is
+    /// the engine's (one entry per prompt token).
+    pub fn apply(
+        &self,
+        model: &Model,
+        out: &mut Value,
+        prompt_ids: &[u32],
+        prompt_logprobs: Option<&Value>,
+    ) -> Result<(), RequestError> {
+        let Some(choices) = out.get_mut("choices").and_then(Value::as_array_mut) else {
+            return Ok(());
+        };
+        match self {
+            Echo::Chat(content) => {
+                for c in choices {
+                    let message = &mut c["message"];
+                    let own = message["content"].as_str().unwrap_or_default();
+                    message["content"] = Value::String(format!("{content}{own}"));
+                }
+            }
+            Echo::Completion {
+                text,
+                logprobs,
+                without_generation,
+            } => {
+                let prompt_part = match logprobs {
+                    Some(n) => Some(prompt_logprobs_form(
+                        model,
+                        prompt_ids,
+                        prompt_logprobs,
+                        *n,
+                    )?),
+                    None => None,
+                };
+                for c in choices {
+                    let own = c["text"].as_str().unwrap_or_default();
+                    c["text"] = Value::String(if *without_generation {
+                        text.clone()
+                    } else {
+                        format!("{text}{own}")
+                    });
+                    if let Some((part, end)) = &prompt_part {
+                        c["logprobs"] = if *without_generation {
+                            part.clone()
+                        } else {
+                            joined(part, *end, &c["logprobs"])
+                        };
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The prompt's logprobs in completions' form, and the text offset after its last token.
+fn prompt_logprobs_form(
+    model: &Model,
+    ids: &[u32],
+    prompt_logprobs: Option<&Value>,
+    n: i64,
+) -> Result<(Value, usize), RequestError> {
+    let missing = || {
+        RequestError::invalid(
+            "echo",
+            "the engine answered without the prompt's logprobs (`prompt_logprobs`)",
+        )
+    };
+    let entries = prompt_logprobs
+        .and_then(Value::as_array)
+        .filter(|e| e.len() == ids.len())
+        .ok_or_else(missing)?;
+    // vLLM's `completion_top_logprobs_limit`: the first N + 1, all for -1.
+    let limit = usize::try_from(n).ok().map(|n| n + 1);
+    let (mut offsets, mut tokens, mut token_logprobs, mut tops) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut offset = 0usize;
+    for (id, entry) in ids.iter().zip(entries) {
+        let (token, logprob, top) = match entry.as_object() {
+            None => (
+                model
+                    .decode(&[*id], false)
+                    .map_err(RequestError::Tokenizer)?,
+                Value::Null,
+                Value::Null,
+            ),
+            Some(alts) => {
+                let own = alts.get(&id.to_string()).ok_or_else(missing)?;
+                let token = decoded(model, *id, own)?;
+                let mut top = Map::new();
+                for (k, alt) in alts.iter().take(limit.unwrap_or(usize::MAX)) {
+                    let alt_id: u32 = k.parse().map_err(|_| missing())?;
+                    top.insert(decoded(model, alt_id, alt)?, floor(alt));
+                }
+                (token, floor(own), Value::Object(top))
+            }
+        };
+        offsets.push(offset);
+        offset += token.chars().count();
+        tokens.push(Value::String(token));
+        token_logprobs.push(logprob);
+        tops.push(top);
+    }
+    Ok((
+        json!({"text_offset": offsets, "token_logprobs": token_logprobs, "tokens": tokens,
+               "top_logprobs": tops}),
+        offset,
+    ))
+}
+
+/// A candidate's text: the engine's `decoded_token`, else `tokenizer.decode([id])`
+/// (vLLM's `_get_decoded_token`).
+fn decoded(model: &Model, id: u32, lp: &Value) -> Result<String, RequestError> {
+    match lp.get("decoded_token").and_then(Value::as_str) {
+        Some(t) => Ok(t.to_string()),
+        None => model.decode(&[id], false).map_err(RequestError::Tokenizer),
+    }
+}
+
+/// A candidate's logprob, no lower than -9999 (what OpenAI writes for `-inf`).
+fn floor(lp: &Value) -> Value {
+    match lp.get("logprob").and_then(Value::as_f64) {
+        Some(x) => json!(x.max(-9999.0)),
+        None => Value::Null,
+    }
+}
+
+/// The prompt's logprobs followed by the output's, whose offsets move past the prompt's.
+fn joined(prompt: &Value, end: usize, output: &Value) -> Value {
+    let mut out = prompt.clone();
+    for key in ["token_logprobs", "tokens", "top_logprobs"] {
+        if let (Some(into), Some(more)) = (out[key].as_array_mut(), output[key].as_array()) {
+            into.extend(more.iter().cloned());
+        }
+    }
+    if let (Some(into), Some(more)) = (
+        out["text_offset"].as_array_mut(),
+        output["text_offset"].as_array(),
+    ) {
+        into.extend(
+            more.iter()
+                .map(|o| json!(o.as_u64().unwrap_or(0) as usize + end)),
+        );
+    }
+    out
+}
