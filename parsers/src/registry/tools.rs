@@ -524,7 +524,7 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         // vLLM's `ResponseTemplateParser.adjust_request` keeps them on every request.
         keeps_special_tokens: true,
         // vLLM refuses `required`, a named tool, strict tools and `parallel_tool_calls: false`
-        // with a 400 (no grammar fits a template); that refusal is not made here yet.
+        // with a 400 (no grammar fits a template): the render's `response_template_refusal`.
         grammar: ToolGrammar::Unconstrained,
     },
 ];
