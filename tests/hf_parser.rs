@@ -44,7 +44,10 @@ fn golden() -> &'static Value {
 /// null), in a folder of its own.
 fn model_dir(tag: &str, template: &Value) -> PathBuf {
     let src = fixtures().join("models/qwen3");
-    let dir = std::env::temp_dir().join(format!("llm-render-hf-{}-{tag}", std::process::id()));
+    // One folder per call: tests load models at the same time.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("llm-render-hf-{}-{tag}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
@@ -60,12 +63,18 @@ fn model_dir(tag: &str, template: &Value) -> PathBuf {
     dir
 }
 
+/// The qwen3 fixture named `name` with `template` (none when null); its folder is removed
+/// once loaded.
+fn load(name: &str, template: &Value) -> Model {
+    let dir = model_dir(name, template);
+    let model = Model::load_dir(name, &dir, &LoadOptions::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    model
+}
+
 fn model() -> &'static Model {
     static M: OnceLock<Model> = OnceLock::new();
-    M.get_or_init(|| {
-        let dir = model_dir("qwen3", &golden()["response_template"]);
-        Model::load_dir("qwen3", &dir, &LoadOptions::default()).unwrap()
-    })
+    M.get_or_init(|| load("qwen3", &golden()["response_template"]))
 }
 
 fn parser_args(reasoning: &str, tools: &str) -> ParserArgs {
@@ -85,12 +94,7 @@ fn server() -> &'static str {
     URL.get_or_init(|| {
         let args = parser_args("hf", "hf");
         args.check().unwrap();
-        let loaded = Model::load_dir(
-            "qwen3",
-            &model_dir("server", &golden()["response_template"]),
-            &LoadOptions::default(),
-        )
-        .unwrap();
+        let loaded = load("qwen3", &golden()["response_template"]);
         args.check_model(&loaded).unwrap();
         let (reasoning_parser, tool_call_parser) = args.settings();
         let config = ServerConfig {
@@ -138,12 +142,7 @@ fn startup_checks_the_template_as_vllm() {
     }
     assert!(parser_args("hf", "hermes").check().is_err());
     // No template, or one without the field a flag needs.
-    let bare = Model::load_dir(
-        "bare",
-        &model_dir("bare", &Value::Null),
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let bare = load("bare", &Value::Null);
     let err = parser_args("hf", "none").check_model(&bare).unwrap_err();
     assert!(
         err.to_string()
@@ -156,12 +155,7 @@ fn startup_checks_the_template_as_vllm() {
         .as_object_mut()
         .unwrap()
         .remove("thinking");
-    let m = Model::load_dir(
-        "nothink",
-        &model_dir("nothink", &no_thinking),
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let m = load("nothink", &no_thinking);
     let err = parser_args("hf", "none").check_model(&m).unwrap_err();
     assert!(
         err.to_string()
