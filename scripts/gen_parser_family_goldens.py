@@ -16,6 +16,16 @@ For every case:
     (`finished` on the last); results `{"reasoning", "content", "calls"}`. (cohere_command
     needs `cohere_melody` importable: `pip install --target DIR cohere-melody`, then
     `PYTHONPATH=DIR`.)
+  * response-template parsers (`"kind": "template"`, vLLM's `hf`): `ParserManager.get_parser`
+    with `hf` as the reasoning and/or tool parser (a case's `"parsers"`: `"both"`, the
+    default, `"reasoning"` or `"tools"`) and auto tools on, over a tokenizer carrying the
+    case's `response_template` (the file's `"templates"` by name, a case's `"template"`);
+    the case's `"prefix"` (the prompt's text, default empty) is encoded and given as the
+    prompt IDs (`set_prompt_token_ids`, as serving does); `parse(..., enable_auto_tools=True)`
+    (serving's `--enable-auto-tool-choice`) and `parse_delta` one token at a time; results
+    `{"reasoning", "content", "calls"}`. The golden line carries the template, the prefix, the
+    two switches (`"reasoning_parser"`, `"tool_parser"`) and the case's `"request"` fields
+    (`tool_choice`), if any.
 The text is tokenized with a fixture tokenizer (`fixtures/models/<fixture>`) with the
 family's markers added as tokens, listed in `tokenizer_config.json` too: transformers 5.x
 drops added tokens that only `tokenizer.json` lists, and a marker split into pieces is not
@@ -181,6 +191,100 @@ def run_parser(cls, tok, req, text):
     return nonstream, {"reasoning": reasoning, "content": content, "calls": calls}
 
 
+def run_template(cls, tok, req, text, prompt_ids):
+    """The unified `hf` parser: one shot as serving's `parse` with auto tools, and streamed
+    one token at a time with the prompt IDs on the first delta."""
+    def fold(dm, acc):
+        acc["reasoning"] += dm.reasoning or ""
+        acc["content"] += dm.content or ""
+        for tc in dm.tool_calls or []:
+            while len(acc["calls"]) <= tc.index:
+                acc["calls"].append({"name": "", "arguments": ""})
+            if tc.function is not None:
+                acc["calls"][tc.index]["name"] += tc.function.name or ""
+                acc["calls"][tc.index]["arguments"] += tc.function.arguments or ""
+
+    p = cls(tok, req.tools)
+    p.set_prompt_token_ids(prompt_ids)
+    r, c, calls = p.parse(text, req, enable_auto_tools=True)
+    nonstream = {"reasoning": r or "", "content": c or "",
+                 "calls": [{"name": f.name, "arguments": f.arguments} for f in calls or []]}
+    p = cls(tok, req.tools)
+    steps = list(token_steps(tok, text))
+    acc = {"reasoning": "", "content": "", "calls": []}
+    for n, (_, _, delta, _, _, delta_ids) in enumerate(steps):
+        dm = p.parse_delta(delta, list(delta_ids), req, prompt_token_ids=prompt_ids,
+                           finished=n + 1 == len(steps))
+        if dm is not None:
+            fold(dm, acc)
+    acc["calls"] = [c for c in acc["calls"] if c["name"] or c["arguments"]]
+    return nonstream, acc
+
+
+def run_templates(out, spec, tok, tools):
+    """The cases of a `"kind": "template"` file (vLLM's `hf` parser)."""
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.parser_manager import ParserManager
+
+    name = spec["parser"]
+    from vllm.parser.response_template import ResponseTemplateReasoningParser
+
+    for case in spec["cases"]:
+        template = spec["templates"][case["template"]]
+        if case.get("check") == "reasoning_end":
+            # The reasoning parser's `is_reasoning_end` of a prompt (when a structured-output
+            # constraint starts), with the request's kwargs as its constructor reads them.
+            prefix = case["prefix"]
+            ids = tok.encode(prefix, add_special_tokens=False)
+            assert tok.decode(ids, skip_special_tokens=False) == prefix, prefix
+            kwargs = case.get("chat_template_kwargs")
+            line = {"kind": "template", "parser": name, "vllm_parser": name, "id": case["id"],
+                    "check": "reasoning_end", "source": case["source"],
+                    "response_template": template, "prefix": prefix,
+                    "chat_template_kwargs": kwargs}
+            try:
+                r = ResponseTemplateReasoningParser(tok, response_template=template,
+                                                    chat_template_kwargs=kwargs)
+                line["ended"] = r.is_reasoning_end(ids)
+            except Exception as e:
+                line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            print(f"template {name} {case['id']}: {line.get('ended', line.get('error'))}",
+                  flush=True)
+            continue
+        which = case.get("parsers", "both")
+        reasoning, calls = which in ("both", "reasoning"), which in ("both", "tools")
+        prefix = case.get("prefix", "")
+        prompt_ids = tok.encode(prefix, add_special_tokens=False) if prefix else []
+        assert tok.decode(prompt_ids, skip_special_tokens=False) == prefix, prefix
+        line = {"kind": "template", "parser": name, "vllm_parser": name, "id": case["id"],
+                "text": case["text"], "source": case["source"], "tools": tools,
+                "response_template": template, "prefix": prefix,
+                "reasoning_parser": reasoning, "tool_parser": calls}
+        if "request" in case:
+            line["request"] = case["request"]
+        req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}],
+                                    tools=tools, **case.get("request", {}))
+        # vLLM reads the template off the tokenizer (`resolve_response_template`).
+        tok.response_template = template
+        try:
+            cls = ParserManager.get_parser(
+                tool_parser_name=name if calls else None,
+                reasoning_parser_name=name if reasoning else None,
+                enable_auto_tools=True, tokenizer=tok)
+            line["nonstream"], line["stream"] = run_template(cls, tok, req, case["text"],
+                                                             prompt_ids)
+        except Exception as e:  # recorded, not fatal: vLLM raising is a finding
+            line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+        for k in ("ours", "why"):
+            if k in case:
+                line[k] = case[k]
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        same = "error" if "error" in line else (
+            "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
+        print(f"template {name} {case['id']}: {same}", flush=True)
+
+
 def run_family(out, spec):
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.reasoning import ReasoningParserManager
@@ -196,6 +300,8 @@ def run_family(out, spec):
             n = len(tok.encode(m, add_special_tokens=False))
             assert n == 1, f"{name}: marker {m!r} is {n} tokens"
         tools = TOOLS + spec.get("tools_extra", [])
+        if kind == "template":
+            return run_templates(out, spec, tok, tools)
         req = ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "go"}],
                                     tools=tools, **spec.get("request", {}))
         if kind == "tool":

@@ -14,6 +14,7 @@ pub mod pyjson;
 pub mod pystr;
 mod reasoning;
 mod registry;
+mod response_template;
 pub mod tool;
 
 pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
@@ -21,8 +22,12 @@ pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
     keeps_special_tokens, reasoning_parser, reasoning_parser_for_model, reasoning_parser_with,
-    refused_settings, tool_parser, tool_parser_for_model, AnyToolParser, ParserSettings,
-    ReasoningEntry, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    refused_settings, response_template_parser, tool_parser, tool_parser_for_model,
+    tool_parser_with, AnyToolParser, ParserSettings, ReasoningEntry, ToolEntry, HARMONY_REASONING,
+    HARMONY_TOOLS, REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
+};
+pub use response_template::{
+    check_response_template, response_template_refusal, ResponseTemplate, ResponseTemplateParser,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use llm_render_parsers::{
-    reasoning_parser_with, tool_parser, Parsed, ParserSettings, ReasoningParser, Split, ToolCall,
-    ToolParser, ToolSchemas,
+    reasoning_parser_with, tool_parser, tool_parser_with, Parsed, ParserSettings, ReasoningParser,
+    ResponseTemplate, Split, ToolCall, ToolParser, ToolSchemas, RESPONSE_TEMPLATE,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -24,9 +24,45 @@ pub fn schemas() -> Arc<ToolSchemas> {
     Arc::new(ToolSchemas::from_tools(&tools))
 }
 
+/// The `response_template` metadata Gemma 4's instruction checkpoints ship (as vLLM's
+/// `tests/parser/test_response_template.py` has it).
+pub fn gemma4_template() -> Value {
+    json!({
+        "defaults": {"role": "assistant"},
+        "fields": {
+            "content": {"close": ["<turn|>", "<|tool_response>", "<eos>"], "content": "text"},
+            "thinking": {"close": "<channel|>", "content": "text", "open": "<|channel>thought\n"},
+            "tool_calls": {
+                "close": "<tool_call|>", "content": "json",
+                "content_args": {"string_delims": [["<|\"|>", "<|\"|>"]], "unquoted_keys": true},
+                "open_pattern": "<\\|tool_call>call:(?P<name>\\w+)", "repeats": true,
+                "transform": {"function": {"arguments": "{content}", "name": "{name}"}, "type": "function"}
+            }
+        },
+        "start_anchor": ["<|turn>model\n", "<tool_response|>"]
+    })
+}
+
+/// The settings a family's tool parser is built with here: `hf` gets Gemma 4's template and
+/// a prompt ending in its start anchor; the others none.
+pub fn settings_for(name: &str) -> ParserSettings {
+    if name != RESPONSE_TEMPLATE {
+        return ParserSettings::default();
+    }
+    let template = ResponseTemplate::from_json(&gemma4_template())
+        .unwrap_or_else(|e| panic!("Gemma 4's template: {e}"));
+    ParserSettings {
+        response_template: Some(Arc::new(template)),
+        prompt: "<|turn>user\nhi<turn|>\n<|turn>model\n".into(),
+        ..Default::default()
+    }
+}
+
 /// Content and folded calls after feeding `chunks` then finishing.
 pub fn run(name: &str, chunks: &[&str]) -> (String, Vec<ToolCall>, Parsed) {
-    let mut p = tool_parser(name, schemas()).unwrap_or_else(|| panic!("{name}"));
+    let mut p = tool_parser_with(name, schemas(), &settings_for(name))
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .unwrap_or_else(|| panic!("{name}"));
     let mut out = Parsed::default();
     for c in chunks {
         p.push(c, &mut out);

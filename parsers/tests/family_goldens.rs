@@ -9,6 +9,11 @@
 //! (`parser_kwargs`, a request's settings: deepseek_v3's `thinking`, hy_v3's
 //! `reasoning_effort`); ours is built from the same ones.
 //!
+//! vLLM's `hf` parser (`"kind": "template"`) is built from the case's `response_template` and
+//! prompt text (`prefix`), reading reasoning and/or calls as the case's two switches say; a
+//! case with `"check": "reasoning_end"` is its reasoning parser's `is_reasoning_end` of the
+//! prefix ([`ResponseTemplate::prompt_ends_reasoning`]).
+//!
 //! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
 //! and one-shot results agree, ours must equal them. A case where they disagree, or where we
 //! deliberately differ, carries `ours` (our result) and `why` in its case file, and ours
@@ -17,8 +22,8 @@
 mod common;
 use common::{chunkings, golden_lines, reasoning_json, tools_json};
 use llm_render_parsers::{
-    reasoning_parser, tool_parser, Parsed, ParserSettings, ReasoningParser, Split, ToolParser,
-    ToolSchemas,
+    reasoning_parser, response_template_parser, tool_parser, Parsed, ParserSettings,
+    ReasoningParser, ResponseTemplate, Split, ToolParser, ToolSchemas,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -53,6 +58,33 @@ fn unified_json(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Va
     json!({"reasoning": reasoning, "content": out.content, "calls": calls})
 }
 
+/// vLLM's `hf` parser over a case: `{"reasoning", "content", "calls"}`.
+fn template_json(case: &Value, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
+    let template = ResponseTemplate::from_json(&case["response_template"])
+        .unwrap_or_else(|e| panic!("{}: {e}", case["id"]));
+    let settings = ParserSettings {
+        response_template: Some(Arc::new(template)),
+        prompt: case["prefix"].as_str().unwrap_or_default().to_string(),
+        ..Default::default()
+    };
+    let reasoning = case["reasoning_parser"] == true;
+    let calls = case["tool_parser"] == true && case["request"]["tool_choice"] != "none";
+    let mut p = response_template_parser(&settings, schemas.clone(), reasoning, calls)
+        .unwrap_or_else(|e| panic!("{}: {e}", case["id"]));
+    let mut thinking = String::new();
+    let mut out = Parsed::default();
+    for c in chunks {
+        p.push(c, &mut thinking, &mut out);
+    }
+    p.finish(&mut thinking, &mut out);
+    let calls: Vec<Value> = out
+        .tool_calls()
+        .into_iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    json!({"reasoning": thinking, "content": out.content, "calls": calls})
+}
+
 fn goldens() -> Vec<Value> {
     golden_lines("parser_families.jsonl")
 }
@@ -61,8 +93,26 @@ fn goldens() -> Vec<Value> {
 fn every_family_matches_vllm_or_lists_why() {
     let cases = goldens();
     assert!(cases.len() >= 70, "{} cases", cases.len());
+    let templates = cases.iter().filter(|c| c["kind"] == "template").count();
+    assert!(templates >= 50, "{templates} hf cases");
     let mut failures = Vec::new();
     for case in &cases {
+        if case["check"] == "reasoning_end" {
+            // vLLM's hf reasoning parser's `is_reasoning_end` of a prompt.
+            let id = &case["id"];
+            let template = ResponseTemplate::from_json(&case["response_template"])
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            let disabled = case["chat_template_kwargs"]["enable_thinking"] == false;
+            let prefix = case["prefix"].as_str().unwrap_or_default();
+            let ours = template.prompt_ends_reasoning(prefix, disabled);
+            if case["ended"] != ours {
+                failures.push(format!(
+                    "template hf/{id}: prompt ends reasoning: ours {ours}, vLLM {}",
+                    case["ended"]
+                ));
+            }
+            continue;
+        }
         let kind = case["kind"].as_str().unwrap_or_default();
         let parser = case["parser"].as_str().unwrap_or_default();
         let id = case["id"].as_str().unwrap_or_default();
@@ -78,6 +128,10 @@ fn every_family_matches_vllm_or_lists_why() {
             "parser" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
                 unified_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
+            }
+            "template" => {
+                let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
+                template_json(case, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
             }
             _ => reasoning_json(parser, &settings, chunks),
         };

@@ -302,6 +302,7 @@ proptest! {
             " to=self", " to=f", "<atem:invoke name=\"f\">", "<atem:parameter name=\"a\">",
             "</atem:parameter>", "</atem:invoke>", "<|content_invoke_tool_json|>", "<|end_message|>",
             "<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<｜DSML｜ calls>",
+            "<|channel>thought\n", "<channel|>", "<turn|>", "<|channel>", "call:now",
             "<｜DSML｜ invoke name=\"f\">",
         ][..]), 0..24),
         sizes in prop::collection::vec(1usize..9, 1..5),

@@ -1,9 +1,11 @@
 //! The registry's tables: names unique, `auto` picking by model name, every entry making its
 //! parser.
 
+mod common;
 use llm_render_parsers::{
-    reasoning_parser, reasoning_parser_for_model, tool_parser, tool_parser_for_model,
-    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, TOOL_PARSERS,
+    reasoning_parser, reasoning_parser_for_model, response_template_parser, tool_parser,
+    tool_parser_for_model, tool_parser_with, ParserSettings, HARMONY_REASONING, HARMONY_TOOLS,
+    REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
 use std::sync::Arc;
 
@@ -155,12 +157,12 @@ fn identity_entries_read_every_prompt_as_past_reasoning() {
 
 #[test]
 fn every_entry_makes_its_parser() {
-    for e in TOOL_PARSERS {
+    for e in TOOL_PARSERS.iter().filter(|e| e.name != RESPONSE_TEMPLATE) {
         assert!(tool_parser(e.name, Arc::default()).is_some(), "{}", e.name);
     }
     for e in REASONING_PARSERS
         .iter()
-        .filter(|e| e.name != HARMONY_REASONING)
+        .filter(|e| ![HARMONY_REASONING, RESPONSE_TEMPLATE].contains(&e.name))
     {
         assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
     }
@@ -304,4 +306,25 @@ fn thinking_off_is_each_familys_own() {
     assert!(spec("hy_v4", &effort_none).starts_in_reasoning);
     let no_think = kw(serde_json::json!({"reasoning_effort": "no_think"}));
     assert_eq!(spec("hy_v4", &no_think).variant, TagVariant::Identity);
+}
+
+/// `hf` is one parser for reasoning and calls, built from the model's template: by name
+/// alone (no template) there is none, and the fallible lookups say why, in vLLM's words.
+#[test]
+fn hf_needs_the_models_template() {
+    assert!(tool_parser(RESPONSE_TEMPLATE, Arc::default()).is_none());
+    assert!(reasoning_parser(RESPONSE_TEMPLATE).is_none());
+    let none = ParserSettings::default();
+    let err = tool_parser_with(RESPONSE_TEMPLATE, Arc::default(), &none).unwrap_err();
+    assert!(
+        err.contains("requires `response_template` metadata"),
+        "{err}"
+    );
+    let gemma = common::settings_for(RESPONSE_TEMPLATE);
+    assert!(tool_parser_with(RESPONSE_TEMPLATE, Arc::default(), &gemma)
+        .unwrap()
+        .is_some());
+    assert!(response_template_parser(&gemma, Arc::default(), true, true).is_ok());
+    // Never picked by `auto`.
+    assert!(tool_parser_for_model("google/gemma-4-31b-it").is_some_and(|e| e.name == "gemma4"));
 }

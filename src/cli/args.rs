@@ -191,6 +191,19 @@ fn tool_help() -> String {
 impl ParserArgs {
     /// Refuses unknown parser names at startup.
     pub fn check(&self) -> anyhow::Result<()> {
+        // vLLM's `_compose_parser`: `hf` reads reasoning and calls with one parser, so it is
+        // never combined with another (`auto` beside it is none: see `settings`).
+        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
+        let (rp, tp) = self.settings();
+        if (rp == hf || tp == hf)
+            && [&rp, &tp]
+                .iter()
+                .any(|s| !matches!(s.as_str(), "hf" | "none"))
+        {
+            anyhow::bail!(
+                "The hf parser cannot be combined with other reasoning or tool call parsers"
+            );
+        }
         let rp = self.reasoning_parser.as_str();
         // `openai_gptoss` has no tag parser (the Harmony parser reads it), so it is a name only.
         let known = llm_render_parsers::reasoning_parser(rp).is_some()
@@ -212,10 +225,49 @@ impl ParserArgs {
         Ok(())
     }
 
+    /// The `--reasoning-parser` and `--tool-call-parser` settings the server runs: as given,
+    /// but `auto` beside `hf` is `none` (vLLM's `hf` is never combined with another parser,
+    /// and `auto` only stands for the flag vLLM would be started with for the model).
+    pub fn settings(&self) -> (String, String) {
+        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
+        let beside = |this: &str, other: &str| {
+            if this == "auto" && other == hf {
+                "none".to_string()
+            } else {
+                this.to_string()
+            }
+        };
+        (
+            beside(&self.reasoning_parser, &self.tool_call_parser),
+            beside(&self.tool_call_parser, &self.reasoning_parser),
+        )
+    }
+
+    /// vLLM's startup check of `hf` against a loaded model (`validate_tokenizer_response_template`):
+    /// the model's `response_template` must load, with a `thinking` field under
+    /// `--reasoning-parser hf` and a `tool_calls` field under `--tool-call-parser hf`. A
+    /// Harmony model (gpt-oss) is read by its Harmony parser whatever the flags, as vLLM's
+    /// `_compose_parser` picks that one first.
+    pub fn check_model(&self, model: &crate::model::Model) -> anyhow::Result<()> {
+        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
+        let (rp, tp) = self.settings();
+        if (rp != hf && tp != hf) || model.harmony.is_some() {
+            return Ok(());
+        }
+        llm_render_parsers::check_response_template(
+            model.response_template_json.as_ref(),
+            rp == hf,
+            tp == hf,
+        )
+        .map_err(|e| anyhow::anyhow!("model {}: {e}", model.name))?;
+        Ok(())
+    }
+
     pub fn derender_config(&self) -> DerenderConfig {
+        let (reasoning_parser, tool_call_parser) = self.settings();
         DerenderConfig {
-            reasoning_parser: self.reasoning_parser.clone(),
-            tool_call_parser: self.tool_call_parser.clone(),
+            reasoning_parser,
+            tool_call_parser,
             states: Arc::new(StateCodec::new(
                 self.derender_state_key.as_deref(),
                 self.derender_state_cache,
@@ -344,5 +396,18 @@ mod tests {
         assert!(args("tags:<r>,</r>", "none").check().is_ok());
         assert!(args("nope", "auto").check().is_err());
         assert!(args("auto", "nope").check().is_err());
+        // `hf` alone, on both flags, or beside `auto` (none there); never beside another.
+        assert!(args("hf", "none").check().is_ok());
+        assert!(args("none", "hf").check().is_ok());
+        assert!(args("hf", "hf").check().is_ok());
+        assert!(args("hf", "auto").check().is_ok());
+        assert_eq!(args("hf", "auto").settings(), ("hf".into(), "none".into()));
+        assert_eq!(args("auto", "hf").settings(), ("none".into(), "hf".into()));
+        assert_eq!(
+            args("auto", "auto").settings(),
+            ("auto".into(), "auto".into())
+        );
+        assert!(args("hf", "hermes").check().is_err());
+        assert!(args("qwen3", "hf").check().is_err());
     }
 }

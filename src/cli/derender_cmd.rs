@@ -24,6 +24,9 @@ pub struct DerenderArgs {
 pub fn run(args: DerenderArgs) -> anyhow::Result<i32> {
     args.parsers.check()?;
     let models = args.model.load()?;
+    for m in models.models() {
+        args.parsers.check_model(m)?;
+    }
     let cfg = args.parsers.derender_config();
     let kind = if args.completion {
         Kind::Completion

@@ -290,6 +290,9 @@ fn serve(args: ServeArgs, mut checked: Checked) -> anyhow::Result<()> {
     let models = args.model.load()?;
     let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
+        args.parsers.check_model(m)?;
+    }
+    for m in models.models() {
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
         warn_of_gaps(m);
     }
@@ -349,10 +352,13 @@ fn server_config(
         max_blocking_renders: args
             .max_blocking_renders
             .unwrap_or_else(crate::server::available_cores),
-        render: RenderOptions {
-            reasoning_parser: args.parsers.reasoning_parser.clone(),
-            tool_call_parser: args.parsers.tool_call_parser.clone(),
-            ..args.model.render_options()
+        render: {
+            let (reasoning_parser, tool_call_parser) = args.parsers.settings();
+            RenderOptions {
+                reasoning_parser,
+                tool_call_parser,
+                ..args.model.render_options()
+            }
         },
         derender: args.parsers.derender_config(),
         engine,
@@ -374,6 +380,9 @@ pub fn in_process(args: ServeArgs) -> anyhow::Result<(crate::model::ModelRegistr
     }
     args.model.check()?;
     let models = args.model.load()?;
+    for m in models.models() {
+        args.parsers.check_model(m)?;
+    }
     let config = server_config(&args, &checked, None);
     Ok((models, config))
 }

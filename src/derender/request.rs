@@ -18,9 +18,9 @@ use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser_for_model, reasoning_parser_with, tool_parser, tool_parser_for_model,
-    AnyToolParser, HarmonyParser, ParserSettings, TagReasoningParser, ToolGrammar, ToolSchemas,
-    HARMONY_REASONING, HARMONY_TOOLS,
+    reasoning_parser_for_model, reasoning_parser_with, response_template_parser, tool_parser,
+    tool_parser_for_model, AnyToolParser, HarmonyParser, ParserSettings, TagReasoningParser,
+    ToolGrammar, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS, RESPONSE_TEMPLATE,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -444,14 +444,16 @@ pub fn options(
     }
 }
 
-/// A fresh choice for a request.
+/// A fresh choice for a request whose prompt IDs are `prompt` (when known: the `hf` parser
+/// reads the prompt's text).
 pub fn new_choice(
     cfg: &DerenderConfig,
     model: &Model,
     kind: Kind,
     req: &Map<String, Value>,
     index: u32,
-) -> ChoiceState {
+    prompt: Option<&[u32]>,
+) -> Result<ChoiceState, RequestError> {
     let stops: Vec<String> = match req.get("stop") {
         Some(Value::String(s)) => vec![s.clone()],
         Some(Value::Array(v)) => v
@@ -466,7 +468,7 @@ pub fn new_choice(
     )
     .with_min_tokens(req.get("min_tokens").and_then(Value::as_u64).unwrap_or(0));
     if kind == Kind::Completion {
-        return ChoiceState::new(index, stops, None, None);
+        return Ok(ChoiceState::new(index, stops, None, None));
     }
     if model.harmony.is_some() {
         // vLLM's `_compose_parser`: a gpt-oss model gets its Harmony parser whenever a
@@ -474,15 +476,38 @@ pub fn new_choice(
         let (reasoning, tools) = cfg.parser_names(model);
         let choice = ChoiceState::new(index, stops, None, None);
         if reasoning.is_none() && tools.is_none() {
-            return choice;
+            return Ok(choice);
         }
         let calls = tools.is_some() && wants_tools(req);
-        return choice.with_harmony(HarmonyParser::new(reasoning.is_some(), calls));
+        return Ok(choice.with_harmony(HarmonyParser::new(reasoning.is_some(), calls)));
+    }
+    let reasoning_hf = cfg.reasoning_parser == RESPONSE_TEMPLATE;
+    let tools_hf = cfg.tool_call_parser == RESPONSE_TEMPLATE;
+    if reasoning_hf || tools_hf {
+        // vLLM's `ResponseTemplateParser`: one parser for both flags, on every request (it
+        // also drops the template's delimiters from output without tools), reading the
+        // prompt's text as `set_prompt_token_ids` decodes it (special tokens kept; a fast
+        // tokenizer puts no spaces between them), and calls only when the request asks.
+        let settings = ParserSettings {
+            response_template: model.response_template.clone(),
+            prompt: prompt
+                .map(|ids| model.decode(ids, false))
+                .transpose()
+                .map_err(RequestError::Tokenizer)?
+                .unwrap_or_default(),
+            ..Default::default()
+        };
+        let calls = tools_hf && wants_tools(req);
+        // The startup check (`ParserArgs::check_model`) makes this fail only for a model
+        // loaded without it.
+        let parser = response_template_parser(&settings, schemas(req), reasoning_hf, calls)
+            .map_err(|why| RequestError::invalid("model", why))?;
+        return Ok(ChoiceState::new(index, stops, None, None).with_template(parser));
     }
     let reasoning = reasoning_for(&cfg.reasoning_parser, model, req);
     let tools = tool_parser_name(&cfg.tool_call_parser, model, req)
         .and_then(|name| forced_call(&name, req).or_else(|| tool_parser(&name, schemas(req))));
-    ChoiceState::new(index, stops, reasoning, tools)
+    Ok(ChoiceState::new(index, stops, reasoning, tools))
 }
 
 /// vLLM's reading of a `tool_choice` the render constrained with a JSON schema (a family

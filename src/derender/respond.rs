@@ -137,7 +137,7 @@ pub(super) fn one_shot(
                 Kind::Chat => c.index,
                 Kind::Completion => choices.len() as u32,
             };
-            let mut st = new_choice(cfg, model, kind, original, index);
+            let mut st = new_choice(cfg, model, kind, original, index, req.prompt_ids(ri, r))?;
             if let Some(prompt) = req.prompt_ids(ri, r) {
                 st.resume_detok(DetokState::seeded(model, prompt, opts.skip_special_tokens));
             }

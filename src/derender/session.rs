@@ -11,8 +11,8 @@ use super::{DetokState, IncrementalDetokenizer, StopStrings};
 use crate::error::RequestError;
 use crate::model::Model;
 use llm_render_parsers::{
-    AnyToolParser, HarmonyParser, Parsed, ReasoningParser, Split, TagReasoningParser,
-    ToolCallDelta, ToolParser, ToolSchemas,
+    AnyToolParser, HarmonyParser, Parsed, ReasoningParser, ResponseTemplateParser, Split,
+    TagReasoningParser, ToolCallDelta, ToolParser, ToolSchemas,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -110,6 +110,11 @@ pub struct ChoiceState {
     /// parser as one there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     harmony: Option<HarmonyParser>,
+    /// Under `--reasoning-parser hf` / `--tool-call-parser hf`, in place of both: vLLM's
+    /// `ResponseTemplateParser` reads reasoning, content and calls by the model's
+    /// `response_template` with one machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    template: Option<ResponseTemplateParser>,
     /// Tool calls started so far.
     pub tool_calls: usize,
     /// Completion tokens the engine sent for this choice (usage).
@@ -151,6 +156,7 @@ impl ChoiceState {
             reasoning,
             tools,
             harmony: None,
+            template: None,
             tool_calls: 0,
             tokens: 0,
             role_sent: false,
@@ -164,6 +170,12 @@ impl ChoiceState {
     /// A choice of a Harmony model, read by the Harmony parser (made without the other two).
     pub fn with_harmony(mut self, parser: HarmonyParser) -> Self {
         self.harmony = Some(parser);
+        self
+    }
+
+    /// A choice read by the `hf` parser (made without the other two).
+    pub fn with_template(mut self, parser: ResponseTemplateParser) -> Self {
+        self.template = Some(parser);
         self
     }
 
@@ -198,6 +210,7 @@ impl ChoiceState {
         self.reasoning.is_some()
             || self.tools.is_some()
             || self.harmony.is_some()
+            || self.template.is_some()
             || self.stops.is_active()
     }
 
@@ -215,6 +228,9 @@ impl ChoiceState {
     /// `schemas` only when its parser types values by them.
     pub fn set_schemas(&mut self, schemas: impl FnOnce() -> Arc<ToolSchemas>) {
         if let Some(t) = self.tools.as_mut().filter(|t| t.uses_schemas()) {
+            t.set_schemas(schemas());
+        } else if let Some(t) = self.template.as_mut() {
+            // The `hf` parser coerces a call's arguments by the request's tool schemas.
             t.set_schemas(schemas());
         }
     }
@@ -333,6 +349,14 @@ impl ChoiceState {
             h.push(&text, &mut reasoning, &mut parsed);
             if ending {
                 h.finish(&mut reasoning, &mut parsed);
+            }
+            return (reasoning, parsed);
+        }
+        if let Some(t) = self.template.as_mut() {
+            let mut reasoning = String::new();
+            t.push(&text, &mut reasoning, &mut parsed);
+            if ending {
+                t.finish(&mut reasoning, &mut parsed);
             }
             return (reasoning, parsed);
         }

@@ -135,7 +135,8 @@ pub(super) fn step(
                         "too many choices",
                     ));
                 }
-                let mut st = new_choice(cfg, model, kind, original, c.index);
+                let prompt = req.prompt_ids(0, output);
+                let mut st = new_choice(cfg, model, kind, original, c.index, prompt)?;
                 st.resume_detok(DetokState::primed(state.prompt_tail.clone()));
                 if cfg.replay_state && st.holds_text() {
                     st.replay = Some(Replay::default());
@@ -292,7 +293,8 @@ fn from_vllm_fields(
         ));
     }
     let index = output.choices.first().map_or(0, |c| c.index);
-    let fresh = new_choice(cfg, model, kind, req.original(kind), index);
+    let prompt = req.prompt_ids(0, output);
+    let fresh = new_choice(cfg, model, kind, req.original(kind), index, prompt)?;
     let st = vllm_state::resume(fields, fresh, model, &state.opts, cfg.replay_state)?;
     state.choices.push(st);
     Ok(())

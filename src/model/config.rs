@@ -58,6 +58,11 @@ pub struct TokenizerConfig {
     /// Python writes huge sentinels here (1e30), so it is read as a float.
     #[serde(default)]
     pub model_max_length: Option<f64>,
+    /// The checkpoint's `response_template` metadata, which vLLM's `hf` parser reads
+    /// (`resolve_response_template`: the tokenizer's `init_kwargs["response_template"]`), kept
+    /// as written: only `--reasoning-parser hf` / `--tool-call-parser hf` load it.
+    #[serde(default)]
+    pub response_template: Option<Value>,
 }
 
 impl TokenizerConfig {

@@ -140,6 +140,12 @@ pub struct Model {
     /// Set for a Harmony model (gpt-oss), whose chats render in that format rather than
     /// through a chat template.
     pub harmony: Option<Harmony>,
+    /// `tokenizer_config.json`'s `response_template` (vLLM's `hf` parser), as written; null
+    /// when absent. Checked at startup where a parser flag is `hf` (`ParserArgs::check_model`).
+    pub response_template_json: Option<serde_json::Value>,
+    /// That template loaded, when it loads (`ResponseTemplate::from_json`): what the `hf`
+    /// parser of each request is built from.
+    pub response_template: Option<std::sync::Arc<llm_render_parsers::ResponseTemplate>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -200,8 +206,16 @@ impl Model {
             .image_token_id
             .or_else(|| tokenizer.token_to_id("<|image_pad|>"));
         let harmony = Harmony::detect(model_config.model_type.as_deref(), &tokenizer);
+        let response_template = tok_config
+            .response_template
+            .as_ref()
+            .filter(|t| t.is_object())
+            .and_then(|t| llm_render_parsers::ResponseTemplate::from_json(t).ok())
+            .map(std::sync::Arc::new);
         Ok(Model {
             harmony,
+            response_template_json: tok_config.response_template.clone(),
+            response_template,
             image_processor,
             image_token_id,
             architecture,

@@ -98,10 +98,17 @@ pub fn generate_request(
         token_offsets = token_offsets.map(|o| o[keep.clone()].to_vec());
         rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
     }
+    // vLLM's `adjust_request` runs after the render.
+    super::parse_context::check_response_template(opts, model, req)?;
     let mut sampling_params =
         build_sampling_params(model, &req.sampling(), rendered.token_ids.len(), true)?;
     if super::parse_context::keeps_special_tokens(opts, model, req) {
         sampling_params.skip_special_tokens = false;
+    }
+    if super::parse_context::runs_hf(opts, model) {
+        // `ResponseTemplateParser.adjust_request`: the output is decoded as the template
+        // spells it, special tokens kept and no spaces between them.
+        sampling_params.spaces_between_special_tokens = false;
     }
     let tool_parser = super::parse_context::constraint_parser(opts, model);
     super::tool_choice::constrain(tool_parser, req, &mut sampling_params)?;

@@ -10,7 +10,8 @@
 //!   `enable_thinking`, each merge dropping null and `"auto"` values (`merge_kwargs`).
 //! * `reasoning_ended`: `true` with `include_reasoning: false`; with a reasoning parser,
 //!   whether the prompt has already closed reasoning ([`TagSpec::prompt_ends_reasoning`],
-//!   vLLM's `is_reasoning_end` on the prompt IDs); else null (the engine decides).
+//!   vLLM's `is_reasoning_end` on the prompt IDs; under `hf`, the model's
+//!   `response_template` reading the decoded prompt); else null (the engine decides).
 //! * `parse_context`: `{"tools", "tool_choice", "parallel_tool_calls", "include_reasoning",
 //!   "chat_template_kwargs", "history_tool_call_cnt"}`, always: the tools as vLLM's
 //!   `ChatCompletionToolsParam` dumps them, `tool_choice` defaulting to `auto` with tools and
@@ -23,8 +24,9 @@ use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{ChatRequest, ConvertedFrom};
 use llm_render_parsers::{
-    reasoning_parser_for_model, reasoning_parser_with, tool_parser_for_model, ParserSettings,
-    TagSpec, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS,
+    reasoning_parser_for_model, reasoning_parser_with, response_template_refusal,
+    tool_parser_for_model, ParserSettings, TagSpec, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS,
+    RESPONSE_TEMPLATE,
 };
 use serde_json::{json, Map, Value};
 
@@ -218,6 +220,10 @@ pub fn check_tool_choice(
 /// parsers on every request; hermes, qwen3_coder, mistral, kimi_k2 and glm45 when the
 /// request has tools and a `tool_choice` other than `none`).
 pub fn keeps_special_tokens(opts: &RenderOptions, model: &Model, req: &ChatRequest) -> bool {
+    if runs_hf(opts, model) {
+        // `ResponseTemplateParser.adjust_request`, on every request.
+        return true;
+    }
     let reasoning = by_setting(&opts.reasoning_parser, model, HARMONY_REASONING)
         .and_then(reasoning_parser_for_model);
     let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
@@ -258,6 +264,45 @@ pub fn constraint_parser(
     }
 }
 
+/// Whether vLLM's `hf` parser (`ResponseTemplateParser`) runs for `model`: either setting is
+/// `hf` (a Harmony model gets its Harmony parser whatever the settings, as in vLLM's
+/// `_compose_parser`).
+pub fn runs_hf(opts: &RenderOptions, model: &Model) -> bool {
+    model.harmony.is_none()
+        && [&opts.reasoning_parser, &opts.tool_call_parser]
+            .iter()
+            .any(|s| s.as_str() == RESPONSE_TEMPLATE)
+}
+
+/// Whether `hf` reads the reasoning (`--reasoning-parser hf`).
+fn hf_reasoning(opts: &RenderOptions, model: &Model) -> bool {
+    model.harmony.is_none() && opts.reasoning_parser == RESPONSE_TEMPLATE
+}
+
+/// vLLM's `ResponseTemplateParser.adjust_request` refusal under `--tool-call-parser hf`: a
+/// request with tools and a `tool_choice` other than `none` that asks for strict tools,
+/// `required`, a named tool or `parallel_tool_calls: false` (no grammar holds the model to
+/// a template's format) is a 400 naming that parameter.
+pub fn check_response_template(
+    opts: &RenderOptions,
+    model: &Model,
+    req: &ChatRequest,
+) -> Result<(), RequestError> {
+    if model.harmony.is_some() || opts.tool_call_parser != RESPONSE_TEMPLATE {
+        return Ok(());
+    }
+    let tools: Vec<Value> = req
+        .tools
+        .iter()
+        .flatten()
+        .map(|t| Value::Object(t.clone()))
+        .collect();
+    match response_template_refusal(&tools, &tool_choice(req), req.parallel_tool_calls) {
+        None => Ok(()),
+        Some((why, param)) => Err(RequestError::invalid(param, why)),
+    }
+}
+
 /// A Harmony model (gpt-oss) with a reasoning parser: vLLM then runs its Harmony parser.
 fn harmony_reasoning(opts: &RenderOptions, model: &Model) -> bool {
     model.harmony.is_some() && opts.reasoning_parser != "none"
@@ -271,8 +316,9 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
     // (`GptOssReasoningParser.is_reasoning_end`).
     let harmony_reasoning = harmony_reasoning(opts, model);
-    let reasoning_parser_kwargs =
-        (spec.is_some() || harmony_reasoning).then(|| json!({"chat_template_kwargs": kwargs}));
+    let hf_reasoning = hf_reasoning(opts, model);
+    let reasoning_parser_kwargs = (spec.is_some() || harmony_reasoning || hf_reasoning)
+        .then(|| json!({"chat_template_kwargs": kwargs}));
     if req.converted_from == ConvertedFrom::Responses {
         // vLLM's Responses render sets only the parser kwargs.
         return ParseFields {
@@ -283,6 +329,19 @@ pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u3
     }
     let reasoning_ended = if !include_reasoning || harmony_reasoning {
         Some(true)
+    } else if hf_reasoning {
+        // `ResponseTemplateReasoningParser.is_reasoning_end`: the prompt decoded with its
+        // special tokens, read by the template; its constructor reads thinking as off when
+        // the effective kwargs' `enable_thinking` is falsy (`not kwargs.get(…, True)`).
+        let settings = ParserSettings::new(kwargs.clone());
+        let thinking_disabled =
+            settings.get("enable_thinking").is_some() && !settings.truthy("enable_thinking");
+        let ended = match (&model.response_template, model.decode(prompt, false)) {
+            (Some(t), Ok(text)) => t.prompt_ends_reasoning(&text, thinking_disabled),
+            // vLLM's answer where the parser cannot be built or the prompt not decoded.
+            _ => false,
+        };
+        Some(ended)
     } else {
         // The request's thinking switch is in the spec, read by its family's entry.
         spec.as_ref()

@@ -11,7 +11,7 @@ use crate::tool::{
     K2HorizonParser, KimiK3Parser, MarkedParser, Minicpm5Parser, MinimaxM3Parser, MuseParser,
     Parsed, PythonicBlockParser, PythonicParser, Step3Parser, ToolParser, ToolSchemas, XmlParser,
 };
-use crate::{HarmonyParser, TagReasoningParser};
+use crate::{HarmonyParser, ResponseTemplateParser, TagReasoningParser};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -22,6 +22,7 @@ mod settings;
 mod tools;
 
 pub use reasoning::REASONING_PARSERS;
+pub(crate) use settings::truthy;
 pub use settings::ParserSettings;
 pub use tools::TOOL_PARSERS;
 
@@ -67,6 +68,13 @@ pub struct ToolEntry {
 /// `--tool-call-parser openai`); for a Harmony model either one runs [`HarmonyParser`].
 pub const HARMONY_REASONING: &str = "openai_gptoss";
 pub const HARMONY_TOOLS: &str = "openai";
+
+/// vLLM's name of the parser driven by a checkpoint's `response_template` metadata, as both
+/// `--reasoning-parser` and `--tool-call-parser`. Its entries in the two tables carry the name;
+/// the parser (one for both, as vLLM runs it) is built by [`response_template_parser`] (or
+/// [`tool_parser_with`] for the tool parser alone) from the template in
+/// [`ParserSettings::response_template`].
+pub const RESPONSE_TEMPLATE: &str = "hf";
 
 /// The entry `model` names: the one whose name it is, else the first, in table order, one of
 /// whose patterns the lower-cased model name holds.
@@ -140,12 +148,62 @@ pub fn refused_settings(setting: &str, model: &str, settings: &ParserSettings) -
     }
 }
 
-/// A tool parser by vLLM name; `None` for an unknown name.
+/// A tool parser by vLLM name; `None` for an unknown name, and for `hf`, which needs the
+/// model's template ([`tool_parser_with`]).
 pub fn tool_parser(name: &str, schemas: Arc<ToolSchemas>) -> Option<AnyToolParser> {
-    TOOL_PARSERS
+    tool_parser_with(name, schemas, &ParserSettings::default())
+        .ok()
+        .flatten()
+}
+
+/// [`tool_parser`] for one request: `hf` is built from the model's template and the request's
+/// prompt in `settings` (the tool parser alone: thinking is content), and fails with vLLM's
+/// startup error where the template is missing or is one llm-render does not run.
+pub fn tool_parser_with(
+    name: &str,
+    schemas: Arc<ToolSchemas>,
+    settings: &ParserSettings,
+) -> Result<Option<AnyToolParser>, String> {
+    if name == RESPONSE_TEMPLATE {
+        let p = response_template_parser(settings, schemas, false, true)?;
+        return Ok(Some(AnyToolParser::ResponseTemplate(p)));
+    }
+    Ok(TOOL_PARSERS
         .iter()
         .find(|e| e.name == name)
-        .map(|e| (e.make)(schemas))
+        .map(|e| (e.make)(schemas)))
+}
+
+/// The `hf` parser for one request, reading `reasoning` (`--reasoning-parser hf`) and calls
+/// (`calls`: `--tool-call-parser hf` and a request that asks for them), from the template and
+/// prompt in `settings`. The error is vLLM's startup error: no template, a template vLLM
+/// refuses, one without the field a parser needs, or one llm-render does not run.
+pub fn response_template_parser(
+    settings: &ParserSettings,
+    schemas: Arc<ToolSchemas>,
+    reasoning: bool,
+    calls: bool,
+) -> Result<ResponseTemplateParser, String> {
+    let template = settings.response_template.as_deref().ok_or(
+        "The hf parser requires `response_template` metadata in the tokenizer configuration",
+    )?;
+    if reasoning && !template.has_thinking() {
+        return Err(
+            "--reasoning-parser hf requires a response_template with a thinking field".into(),
+        );
+    }
+    if calls && !template.has_tool_calls() {
+        return Err(
+            "--tool-call-parser hf requires a response_template with a tool_calls field".into(),
+        );
+    }
+    Ok(ResponseTemplateParser::new(
+        template.clone(),
+        &settings.prompt,
+        schemas,
+        reasoning,
+        calls,
+    ))
 }
 
 /// Any tool parser, as one serializable type (the stream state carries it): one variant per
@@ -169,6 +227,8 @@ pub enum AnyToolParser {
     Muse(MuseParser),
     Inkling(InklingParser),
     Harmony(HarmonyParser),
+    /// `hf`: the checkpoint's `response_template`.
+    ResponseTemplate(ResponseTemplateParser),
     /// A `tool_choice` JSON schema's output (named or `required`), in place of the family's.
     Forced(ForcedCallParser),
 }
@@ -187,6 +247,7 @@ impl AnyToolParser {
                 | AnyToolParser::MinimaxM3(_)
                 | AnyToolParser::Minicpm5(_)
                 | AnyToolParser::Muse(_)
+                | AnyToolParser::ResponseTemplate(_)
         )
     }
 
@@ -202,6 +263,7 @@ impl AnyToolParser {
             AnyToolParser::MinimaxM3(p) => p.set_schemas(schemas),
             AnyToolParser::Minicpm5(p) => p.set_schemas(schemas),
             AnyToolParser::Muse(p) => p.set_schemas(schemas),
+            AnyToolParser::ResponseTemplate(p) => p.set_schemas(schemas),
             _ => {}
         }
     }
@@ -226,6 +288,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Muse(p) => p.push(text, out),
             AnyToolParser::Inkling(p) => p.push(text, out),
             AnyToolParser::Forced(p) => p.push(text, out),
+            AnyToolParser::ResponseTemplate(p) => ToolParser::push(p, text, out),
             // As a tool parser alone, analysis is dropped (vLLM without a reasoning parser).
             AnyToolParser::Harmony(p) => p.push(text, &mut String::new(), out),
         }
@@ -249,6 +312,7 @@ impl ToolParser for AnyToolParser {
             AnyToolParser::Muse(p) => p.finish(out),
             AnyToolParser::Inkling(p) => p.finish(out),
             AnyToolParser::Forced(p) => p.finish(out),
+            AnyToolParser::ResponseTemplate(p) => ToolParser::finish(p, out),
             AnyToolParser::Harmony(p) => p.finish(&mut String::new(), out),
         }
     }

@@ -6,7 +6,7 @@ use super::reasoning_shapes::{
     glm_thinking, identity, muse_tags, qwen3_engine, tags, thinking_asked, CHATML,
 };
 use super::settings::{truthy, ParserSettings};
-use super::{ReasoningEntry, HARMONY_REASONING};
+use super::{ReasoningEntry, HARMONY_REASONING, RESPONSE_TEMPLATE};
 use crate::{TagReasoningParser, TagSpec, TagVariant};
 
 /// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
@@ -569,6 +569,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // vLLM's gpt-oss parsers read token IDs and leave the request's setting alone (the
         // derender keeps special tokens itself wherever a parser runs).
         keeps_special_tokens: false,
+    },
+    ReasoningEntry {
+        name: RESPONSE_TEMPLATE,
+        help: "the checkpoint's response_template metadata (tokenizer_config.json): its thinking field; read with the calls by one parser",
+        model_patterns: &[],
+        // No tag parser: `response_template_parser` builds the one parser that reads the
+        // reasoning with the calls, from the model's template (as openai_gptoss's Harmony).
+        make: |_| None,
+        // vLLM's `ResponseTemplateParser.adjust_request`: every request.
+        keeps_special_tokens: true,
     },
 ];
 

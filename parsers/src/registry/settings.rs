@@ -2,7 +2,9 @@
 //! its constructor the request's effective chat template kwargs, which several families
 //! read (deepseek_v3's `thinking`, hy_v3's `reasoning_effort`, minimax_m3's `thinking_mode`).
 
+use crate::ResponseTemplate;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// A request's parser settings: the `chat_template_kwargs` vLLM's serving passes to the
 /// reasoning parser's constructor (`_make_parser`, the derender's `_parse_and_assemble`).
@@ -12,6 +14,14 @@ pub struct ParserSettings {
     /// The effective kwargs: the request's own, with its `reasoning_effort` and the
     /// `enable_thinking` derived from it merged in.
     pub chat_template_kwargs: Map<String, Value>,
+    /// `hf` only: the model's `response_template` metadata (`tokenizer_config.json`), loaded
+    /// once ([`ResponseTemplate::from_json`] or [`crate::check_response_template`] at
+    /// startup); `None` for a model without one.
+    pub response_template: Option<Arc<ResponseTemplate>>,
+    /// `hf` only: the request's prompt as text (its token IDs decoded with special tokens,
+    /// as vLLM's `set_prompt_token_ids` decodes them); empty when unknown, as vLLM's is
+    /// without prompt IDs.
+    pub prompt: String,
 }
 
 /// vLLM's `merge_kwargs` leaves these values out (they mean "not set").
@@ -24,6 +34,7 @@ impl ParserSettings {
     pub fn new(chat_template_kwargs: Map<String, Value>) -> Self {
         ParserSettings {
             chat_template_kwargs,
+            ..Default::default()
         }
     }
 

@@ -1,6 +1,6 @@
 //! The tool-call parsers' table ([`TOOL_PARSERS`]).
 
-use super::{AnyToolParser, ToolEntry, HARMONY_TOOLS};
+use super::{AnyToolParser, ToolEntry, HARMONY_TOOLS, RESPONSE_TEMPLATE};
 use crate::grammar::{
     ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, DEEPSEEK_V32_TAGS, DEEPSEEK_V41_TAGS,
     DEEPSEEK_V4_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS, MINIMAX_TAGS, PLAMO3_TAGS,
@@ -513,5 +513,18 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         make: |_| AnyToolParser::Harmony(HarmonyParser::new(false, true)),
         keeps_special_tokens: false,
         grammar: crate::grammar::HARMONY,
+    },
+    ToolEntry {
+        name: RESPONSE_TEMPLATE,
+        help: "the checkpoint's response_template metadata (tokenizer_config.json), e.g. Gemma 4's",
+        model_patterns: &[],
+        // Built by `tool_parser_with` / `response_template_parser` from the model's template,
+        // which a table entry does not have; the lookups never call this.
+        make: |_| unreachable!("hf is built by tool_parser_with from the model's template"),
+        // vLLM's `ResponseTemplateParser.adjust_request` keeps them on every request.
+        keeps_special_tokens: true,
+        // vLLM refuses `required`, a named tool, strict tools and `parallel_tool_calls: false`
+        // with a 400 (no grammar fits a template): the render's `response_template_refusal`.
+        grammar: ToolGrammar::Unconstrained,
     },
 ];

@@ -159,9 +159,33 @@ pub(crate) fn loose(text: &str) -> String {
 /// 64 bits into a float. Such literals are read as marked strings instead (a NUL and the
 /// digits, which no literal can spell) and written back as they were.
 pub(crate) fn json_roundtrip(text: &str) -> Option<String> {
-    let big = big_integers(text);
+    let (v, marks) = loads_exact(text)?;
+    if !marks {
+        return Some(dumps(&v));
+    }
+    let mut out = String::with_capacity(text.len());
+    crate::pyjson::write_json_with(&mut out, &v, &marked);
+    Some(out)
+}
+
+/// Python's `json.loads(text)`, with each integer literal past 64 bits read as a marked
+/// string (see [`json_roundtrip`]); the flag says whether any was (then every marked string
+/// in the value is one), or `None` where `json.loads` fails.
+pub(crate) fn loads_exact(text: &str) -> Option<(Value, bool)> {
+    let (big, zeros) = big_integers(text);
     if big.is_empty() {
-        return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
+        if !zeros.is_empty() {
+            // Python's integer `-0` is `0`; serde_json reads it as the float `-0.0`.
+            serde_json::from_str::<serde::de::IgnoredAny>(text).ok()?;
+            let mut fixed = text.to_string();
+            for &at in zeros.iter().rev() {
+                fixed.remove(at);
+            }
+            return serde_json::from_str::<Value>(&fixed)
+                .ok()
+                .map(|v| (v, false));
+        }
+        return serde_json::from_str::<Value>(text).ok().map(|v| (v, false));
     }
     // Marking needs valid JSON: checked on the text as given (integer literals are only
     // scanned here, so a long one is no error).
@@ -175,33 +199,40 @@ pub(crate) fn json_roundtrip(text: &str) -> Option<String> {
     }
     let mut with_markers = String::with_capacity(text.len() + big.len() * 8);
     let mut at = 0;
+    let mut zeros = zeros.into_iter().peekable();
     for &(from, to) in &big {
+        while let Some(z) = zeros.next_if(|&z| z < from) {
+            with_markers.push_str(&text[at..z]);
+            at = z + 1;
+        }
         with_markers.push_str(&text[at..from]);
         with_markers.push_str("\"\\u0000");
         with_markers.push_str(&text[from..to]);
         with_markers.push('"');
         at = to;
     }
+    for z in zeros {
+        with_markers.push_str(&text[at..z]);
+        at = z + 1;
+    }
     with_markers.push_str(&text[at..]);
     let v: Value = serde_json::from_str(&with_markers).ok()?;
-    let mut out = String::with_capacity(text.len());
     // Valid JSON keeps its keys in strings, so each literal was a value and became one
     // marked string; a string spelled like a marker (`"\u00001"`) would add one more.
     if count_marked(&v) != big.len() {
-        return serde_json::from_str::<Value>(text).ok().map(|v| dumps(&v));
+        return serde_json::from_str::<Value>(text).ok().map(|v| (v, false));
     }
-    crate::pyjson::write_json_with(&mut out, &v, &marked);
-    Some(out)
+    Some((v, true))
 }
 
 /// The integer literal a marked string stands for.
-fn marked(s: &str) -> Option<&str> {
+pub(crate) fn marked(s: &str) -> Option<&str> {
     let digits = s.strip_prefix('\0')?;
     let unsigned = digits.strip_prefix('-').unwrap_or(digits);
     (!unsigned.is_empty() && unsigned.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
 }
 
-fn count_marked(v: &Value) -> usize {
+pub(crate) fn count_marked(v: &Value) -> usize {
     match v {
         Value::String(s) => usize::from(marked(s).is_some()),
         Value::Array(items) => items.iter().map(count_marked).sum(),
@@ -210,11 +241,13 @@ fn count_marked(v: &Value) -> usize {
     }
 }
 
-/// Byte ranges of the integer literals in `text` that do not fit 64 bits, if it is valid
-/// JSON (otherwise some runs of digits and signs outside strings).
-fn big_integers(text: &str) -> Vec<(usize, usize)> {
+/// Byte ranges of the integer literals in `text` that do not fit 64 bits, and the offsets of
+/// the signs of its `-0` integer literals, if it is valid JSON (otherwise some runs of digits
+/// and signs outside strings).
+fn big_integers(text: &str) -> (Vec<(usize, usize)>, Vec<usize>) {
     let b = text.as_bytes();
     let mut found = Vec::new();
+    let mut zeros = Vec::new();
     let (mut i, mut in_string, mut escaped) = (0, false, false);
     while i < b.len() {
         let c = b[i];
@@ -236,14 +269,17 @@ fn big_integers(text: &str) -> Vec<(usize, usize)> {
             }
             let literal = &text[start..i];
             let integral = !literal.contains(['.', 'e', 'E']);
-            if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
+            if integral && literal == "-0" {
+                zeros.push(start);
+            } else if integral && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err()
+            {
                 found.push((start, i));
             }
         } else {
             i += 1;
         }
     }
-    found
+    (found, zeros)
 }
 
 /// `s` without Python's digit separators, or `None` if one is misplaced: `int()` and
@@ -289,7 +325,7 @@ pub(crate) fn py_float(text: &str) -> Option<f64> {
 
 /// Python's `int(f)` of a finite float without fraction, in full: `1e20` →
 /// `100000000000000000000`.
-fn integral_digits(f: f64) -> String {
+pub(crate) fn integral_digits(f: f64) -> String {
     if f.abs() < 9.0e18 {
         return format!("{}", f as i64);
     }

@@ -21,7 +21,7 @@
 //! sends the broken arguments too: no client should get arguments its JSON reader rejects,
 //! and holding the call is what keeps the stream equal to the one-shot result.
 
-mod coerce;
+pub(crate) mod coerce;
 mod cohere;
 mod dots;
 mod engine_content;
