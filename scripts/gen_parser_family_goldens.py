@@ -276,13 +276,19 @@ def run_templates(out, spec, tok, tools):
                                                              prompt_ids)
         except Exception as e:  # recorded, not fatal: vLLM raising is a finding
             line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
-        for k in ("ours", "why"):
-            if k in case:
-                line[k] = case[k]
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        same = "error" if "error" in line else (
-            "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
-        print(f"template {name} {case['id']}: {same}", flush=True)
+        write_line(out, line, case, f"template {name}")
+
+
+def write_line(out, line, case, label):
+    """Writes a golden line (with the case's `ours` and `why`) and says whether vLLM's
+    stream and one-shot agreed on it."""
+    for k in ("ours", "why"):
+        if k in case:
+            line[k] = case[k]
+    out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    same = "error" if "error" in line else (
+        "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
+    print(f"{label} {case['id']}: {same}", flush=True)
 
 
 def run_family(out, spec):
@@ -333,13 +339,7 @@ def run_family(out, spec):
                         spec.get("stream_finalize", False))
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding
                 line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
-            for k in ("ours", "why"):
-                if k in case:
-                    line[k] = case[k]
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
-            same = "error" if "error" in line else (
-                "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
-            print(f"{kind} {name} {case['id']}: {same}", flush=True)
+            write_line(out, line, case, f"{kind} {name}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
