@@ -297,17 +297,8 @@ pub async fn detokenize(
     let out = cpu_work(&st, bytes, move |st, bytes| {
         let req: DetokenizeRequest = parse_json(&bytes)?;
         let model = st.models.get(req.model.as_deref())?;
-        if let Some((i, id)) = req
-            .tokens
-            .iter()
-            .enumerate()
-            .find(|(_, id)| !model.has_token(**id))
-        {
-            return Err(RequestError::invalid(
-                format!("tokens[{i}]"),
-                format!("token ID {id} is out of range for model `{}`", model.name),
-            ));
-        }
+        // An ID without a token decodes to nothing, as vLLM 0.32's and 0.33's `/detokenize`
+        // decode it (`{"tokens": [9707, 151711]}` → `"Hello"`).
         let prompt = model
             .decode(&req.tokens, false)
             .map_err(RequestError::Tokenizer)?;
