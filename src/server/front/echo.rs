@@ -50,12 +50,13 @@ fn streamed() -> RequestError {
 
 impl Echo {
     /// A completion request's echo, if it asks for one. `text` is its prompt's text, when
-    /// it was sent as text; `ids` the IDs the engine is sent.
+    /// it was sent as text; `g` the render the engine is sent (its IDs, and its `logprobs`
+    /// as the render read them).
     pub fn completion(
         model: &Model,
         original: &Map<String, Value>,
         text: Option<&str>,
-        ids: &[u32],
+        g: &crate::protocol::GenerateRequest,
     ) -> Result<Option<Echo>, RequestError> {
         if original.get("echo") != Some(&Value::Bool(true)) {
             return Ok(None);
@@ -68,16 +69,14 @@ impl Echo {
         } else {
             match text {
                 Some(t) => t.to_string(),
-                None => model.decode(ids, false).map_err(RequestError::Tokenizer)?,
+                None => model
+                    .decode(&g.token_ids, false)
+                    .map_err(RequestError::Tokenizer)?,
             }
         };
-        let logprobs = original.get("logprobs").and_then(|v| {
-            v.as_i64()
-                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64))
-        });
         Ok(Some(Echo::Completion {
             text,
-            logprobs,
+            logprobs: g.sampling_params.logprobs,
             without_generation: original.get("max_tokens").and_then(Value::as_u64) == Some(0),
         }))
     }

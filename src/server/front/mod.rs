@@ -213,7 +213,7 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 &model,
                 &original,
                 original.get("prompt").and_then(Value::as_str),
-                &g.token_ids,
+                &g,
             )?;
             st.metrics
                 .observe_render(&model.name, g.token_ids.len(), timings);
