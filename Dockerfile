@@ -23,6 +23,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends pkg-config gcc 
 COPY Cargo.toml Cargo.lock ./
 COPY parsers/Cargo.toml parsers/
 COPY fuzz/Cargo.toml fuzz/
+# The patched minijinja the workspace's `[patch.crates-io]` names (vendor/minijinja/PATCH.md).
+COPY vendor/ vendor/
 RUN for crate in . parsers fuzz; do \
         for target in $(sed -n -e 's/^path = "\(.*\)"$/\1/p' \
                                -e '/^\[\[bench\]\]/{n;s/^name = "\(.*\)"$/benches\/\1.rs/p}' $crate/Cargo.toml); do \

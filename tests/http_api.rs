@@ -396,6 +396,47 @@ fn fuel_exhaustion_and_prompt_length_are_400() {
     );
 }
 
+/// A list that doubles itself (`+`, `chain`, `sum`, an unsized iterable, empty leaves)
+/// stays lazy in minijinja until 32 levels deep, then was copied or flattened with no fuel
+/// charged: 2^33 items, memory until the process was killed (or, with empty leaves, a walk
+/// of 2^33 of them). With the patched minijinja (vendor/minijinja) it runs out of serve's
+/// default fuel and is a 400, quickly.
+#[test]
+fn self_doubling_lists_run_out_of_fuel() {
+    let fuel = Some(llm_render::model::DEFAULT_TEMPLATE_FUEL);
+    let config = ServerConfig {
+        render: RenderOptions {
+            trust_request_chat_template: true,
+            template_fuel: fuel,
+            ..RenderOptions::default()
+        },
+        ..ServerConfig::default()
+    };
+    let models = load_models(
+        &["qwen3"],
+        &LoadOptions {
+            template_fuel: fuel,
+            ..LoadOptions::default()
+        },
+    );
+    let base = start_server(models, config);
+    for (start, doubled, read) in [
+        ("[1]", "l.v + l.v", "l.v | length"),
+        ("[1]", "l.v | chain(l.v)", "l.v | length"),
+        ("[1] | select", "l.v + l.v", "l.v | list | length"),
+        ("[1]", "[l.v, l.v] | sum(start=[])", "l.v | length"),
+        // Empty leaves: no item to charge while walking 2^33 of them.
+        ("[]", "l.v + l.v", "l.v | list | length"),
+    ] {
+        let mut req = hello("qwen3");
+        req["chat_template"] = json!(format!(
+            "{{% set l = namespace(v={start}) %}}{{% for i in range(64) %}}\
+             {{% set l.v = {doubled} %}}{{% endfor %}}{{{{ {read} }}}}"
+        ));
+        assert_error(&post_json(&chat_url(&base), &req), 400, "budget", None);
+    }
+}
+
 #[test]
 fn chat_derender_splits_reasoning_and_counts_usage() {
     let base = golden_server();
