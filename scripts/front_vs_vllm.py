@@ -49,6 +49,23 @@ CASES = [
     ("completion_prompt_logprobs", "completions", {"prompt": PROMPT, "max_tokens": 2, "prompt_logprobs": 2}),
     ("chat_echo_continue", "chat/completions", {"messages": CHAT, "max_tokens": 3, "echo": True,
                                                 "add_generation_prompt": False, "continue_final_message": True}),
+    # Streamed echo: compared on the folded stream (each choice's text or content, its
+    # logprobs lists joined, its finish reason) and its usage; the engine's events are
+    # chunked differently on the two paths (an echo with logprobs is asked of the generate
+    # route whole, which alone carries the prompt's logprobs).
+    ("completion_echo_stream_logprobs", "completions", {"prompt": PROMPT, "max_tokens": 3, "logprobs": 1, "echo": True,
+                                                        "stream": True, "stream_options": {"include_usage": True}},
+     ["choices", "usage"]),
+    ("completion_echo_stream_text", "completions", {"prompt": PROMPT, "max_tokens": 3, "echo": True,
+                                                    "stream": True, "stream_options": {"include_usage": True}},
+     ["choices", "usage"]),
+    ("completion_echo_stream_max_tokens_0", "completions", {"prompt": PROMPT, "max_tokens": 0, "logprobs": 1,
+                                                            "echo": True, "stream": True,
+                                                            "stream_options": {"include_usage": True}},
+     ["choices", "usage"]),
+    ("chat_echo_stream_continue", "chat/completions", {"messages": CHAT, "max_tokens": 3, "echo": True, "stream": True,
+                                                       "add_generation_prompt": False, "continue_final_message": True},
+     ["choices"]),
     ("chat_prompt_logprobs", "chat/completions", {"messages": CHAT[:1], "max_tokens": 2, "prompt_logprobs": 1}),
     # No temperature: the model's generation_config.json defaults (0.6, top_p 0.95).
     ("responses_generation_defaults", "responses", {"input": "Hi", "max_output_tokens": 3, "temperature": None}, RESPONSE_KEYS),
@@ -112,17 +129,31 @@ def pick(v, path):
     return v
 
 
-def last_usage(sse):
-    """A stream's final usage, as `{"usage": …}`: the last `data:` event's that has one
-    (chat and completions' usage chunk, Messages' `message_delta`), or the last event's
-    `response.usage` (Responses)."""
+def folded(sse):
+    """A stream as `{"usage": …, "choices": […]}`: its final usage, the last `data:` event's
+    that has one (chat and completions' usage chunk, Messages' `message_delta`), or the last
+    event's `response.usage` (Responses); and its chat or completion choices folded: per
+    index, the text (`text`, or the delta's `content`) joined, the logprobs' lists joined,
+    the last finish reason."""
     usage = None
+    choices = {}
     for line in sse.decode().splitlines():
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         e = json.loads(line[6:])
         usage = e.get("usage") or (e.get("response") or {}).get("usage") or usage
-    return {"usage": usage}
+        for c in e.get("choices") or []:
+            f = choices.setdefault(c["index"], {"index": c["index"]})
+            key, text = ("text", c["text"]) if "text" in c else ("content", (c.get("delta") or {}).get("content"))
+            f[key] = f.get(key, "") + (text or "")
+            for k, v in (c.get("logprobs") or {}).items():
+                f.setdefault("logprobs", {}).setdefault(k, []).extend(v or [])
+            if c.get("finish_reason") is not None:
+                f["finish_reason"] = c["finish_reason"]
+    out = {"usage": usage}
+    if choices:
+        out["choices"] = [choices[i] for i in sorted(choices)]
+    return out
 
 
 def post(url, body):
@@ -130,7 +161,7 @@ def post(url, body):
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
             if body.get("stream") and not url.endswith("/render"):
-                return r.status, last_usage(r.read())
+                return r.status, folded(r.read())
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read() or b"null")

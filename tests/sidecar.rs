@@ -298,10 +298,17 @@ fn sglang_cumulative_output_ids_stream_and_abort_by_rid() {
     let (status, _, body) = post(
         &base,
         "/v1/chat/completions",
-        &chat(json!({"stream": true})),
+        &chat(json!({"stream": true, "stream_options": {"include_usage": true}})),
     );
     assert_eq!(status, 200, "{body}");
-    assert_eq!(streamed_text(&sse(&body), 0, "content"), text);
+    let events = sse(&body);
+    assert_eq!(streamed_text(&events, 0, "content"), text);
+    // SGLang's `meta_info.cached_tokens`, as vLLM's server reports cached prompt tokens.
+    let usage = events.iter().rev().find_map(|e| e.get("usage")).unwrap();
+    assert_eq!(
+        usage["prompt_tokens_details"]["cached_tokens"], 2,
+        "{usage}"
+    );
     let sent = &engine.generates()[0];
     assert!(sent["input_ids"].is_array());
     assert_eq!(sent["sampling_params"]["max_new_tokens"], 32);
@@ -312,6 +319,7 @@ fn sglang_cumulative_output_ids_stream_and_abort_by_rid() {
     );
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["choices"][0]["message"]["content"], "Hello there. ");
+    assert_eq!(v["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
     wait_aborts(&engine, 1);
     let rid = engine.generates()[1]["rid"].clone();
     assert_eq!(engine.aborts()[0].0, json!({"rid": rid}));
@@ -413,7 +421,7 @@ fn a_bad_request_is_refused_before_the_engine() {
         ),
         (
             "/v1/completions",
-            json!({"model": "qwen3", "prompt": "a", "echo": true, "stream": true}),
+            json!({"model": "qwen3", "prompt": "a", "echo": "yes"}),
             "echo",
         ),
         (

@@ -1,6 +1,6 @@
 //! The sidecar's front door against vLLM's own OpenAI server (`echo`, `prompt_logprobs`,
 //! the sampling settings and logprobs a Response carries, cached prompt tokens in each
-//! API's usage, streamed and not):
+//! API's usage, streamed and not; a streamed echo compared on its folded stream):
 //! `fixtures/goldens/front/coupled.json` holds, per request, what vLLM 0.32's engine
 //! answered on its generate route for our render of it (replayed here by the scripted
 //! engine) and what the same engine's `/v1/completions`, `/v1/chat/completions`,
@@ -64,10 +64,14 @@ fn contains(theirs: &Value, ours: &Value, at: &str) {
     }
 }
 
-/// A stream's final usage as `{"usage": …}` (`front_vs_vllm.py`'s `last_usage`): the last
-/// `data:` event's that has one, or its `response.usage`.
-fn last_usage(sse: &str) -> Value {
+/// A stream as `{"usage": …, "choices": […]}` (`front_vs_vllm.py`'s `folded`): the last
+/// `data:` event's usage, or its `response.usage`; and its chat or completion choices
+/// folded: per index, the text or content joined, the logprobs' lists joined, the last
+/// finish reason.
+fn folded(sse: &str) -> Value {
     let mut usage = Value::Null;
+    let mut choices: std::collections::BTreeMap<u64, serde_json::Map<String, Value>> =
+        Default::default();
     for line in sse.lines() {
         let Some(data) = line.strip_prefix("data: ").filter(|d| *d != "[DONE]") else {
             continue;
@@ -78,8 +82,38 @@ fn last_usage(sse: &str) -> Value {
                 usage = u.clone();
             }
         }
+        for c in e["choices"].as_array().into_iter().flatten() {
+            let index = c["index"].as_u64().unwrap();
+            let f = choices.entry(index).or_default();
+            f.insert("index".into(), json!(index));
+            let (key, text) = match c.get("text") {
+                Some(t) => ("text", t.as_str().unwrap_or_default()),
+                None => (
+                    "content",
+                    c["delta"]["content"].as_str().unwrap_or_default(),
+                ),
+            };
+            let joined = format!("{}{text}", f.get(key).and_then(Value::as_str).unwrap_or(""));
+            f.insert(key.into(), json!(joined));
+            if let Some(lp) = c["logprobs"].as_object() {
+                let into = f.entry("logprobs").or_insert_with(|| json!({}));
+                for (k, v) in lp {
+                    let list = into.as_object_mut().unwrap().entry(k).or_insert(json!([]));
+                    list.as_array_mut()
+                        .unwrap()
+                        .extend(v.as_array().into_iter().flatten().cloned());
+                }
+            }
+            if !c["finish_reason"].is_null() {
+                f.insert("finish_reason".into(), c["finish_reason"].clone());
+            }
+        }
     }
-    json!({ "usage": usage })
+    let mut out = json!({ "usage": usage });
+    if !choices.is_empty() {
+        out["choices"] = Value::Array(choices.into_values().map(Value::Object).collect());
+    }
+    out
 }
 
 /// The value at a dotted path (`output.0.content.0.logprobs`), null when absent.
@@ -109,7 +143,7 @@ fn cases() -> Vec<Value> {
 fn echo_and_prompt_logprobs_equal_vllms_own_server() {
     let (engine, base) = setup(Script::default());
     let cases = cases();
-    assert_eq!(cases.len(), 20);
+    assert_eq!(cases.len(), 24);
     for (i, case) in cases.iter().enumerate() {
         let name = case["name"].as_str().unwrap();
         engine.script.lock().unwrap().whole = Some(case["engine"].clone());
@@ -122,7 +156,7 @@ fn echo_and_prompt_logprobs_equal_vllms_own_server() {
         );
         assert_eq!(status, 200, "{name}: {text}");
         let ours: Value = if body["stream"] == true {
-            last_usage(&text)
+            folded(&text)
         } else {
             serde_json::from_str(&text).unwrap()
         };
@@ -136,35 +170,19 @@ fn echo_and_prompt_logprobs_equal_vllms_own_server() {
             .map(|k| (k.clone(), pick(&ours, k)))
             .collect();
         contains(&theirs, &strip(&Value::Object(view)), name);
-        // Only the whole answer carries the prompt's logprobs: such a request is not streamed
-        // from the engine.
+        // Only the whole answer carries the prompt's logprobs: a request that shows them (a
+        // whole answer that asks for them, a streamed completion echo with logprobs) is
+        // not streamed from the engine.
         let sent = engine.generates()[i].clone();
-        let wants = !sent["sampling_params"]["prompt_logprobs"].is_null();
-        assert_eq!(sent["stream"], json!(!wants), "{name}");
+        let asks = !sent["sampling_params"]["prompt_logprobs"].is_null();
+        let streamed_echo_shows =
+            case["route"] == "completions" && body["echo"] == true && !body["logprobs"].is_null();
+        let whole = asks && (body["stream"] != true || streamed_echo_shows);
+        assert_eq!(sent["stream"], json!(!whole), "{name}");
         assert_eq!(
             sent["sampling_params"]["output_kind"],
-            json!(if wants { 2 } else { 1 })
+            json!(if whole { 2 } else { 1 })
         );
-    }
-}
-
-#[test]
-fn a_streamed_echo_is_refused_naming_the_field() {
-    let (_, base) = setup(Script::default());
-    for (path, body) in [
-        (
-            "/v1/completions",
-            json!({"model": "qwen3", "prompt": "Hi", "echo": true, "stream": true}),
-        ),
-        (
-            "/v1/chat/completions",
-            chat(json!({"echo": true, "stream": true})),
-        ),
-    ] {
-        let (status, _, text) = post(&base, path, &body);
-        assert_eq!(status, 400, "{text}");
-        let err: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(err["error"]["param"], "echo", "{text}");
     }
 }
 
@@ -174,6 +192,10 @@ fn sglang_refuses_prompt_logprobs_it_cannot_return() {
     for (body, param) in [
         (
             json!({"model": "qwen3", "prompt": "Hi", "echo": true, "logprobs": 1}),
+            "echo",
+        ),
+        (
+            json!({"model": "qwen3", "prompt": "Hi", "echo": true, "logprobs": 1, "stream": true}),
             "echo",
         ),
         (

@@ -8,10 +8,12 @@
 //! * `client.rs`: [`Engine`], the HTTP client: connect with retries, the stall timeout, abort,
 //!   and the readiness probe `/health` reports.
 //!
-//! The engine is always asked to stream, whatever the client asked for: a stop string
-//! found in the output (stop strings are applied here, not by the engine) or a client
-//! that goes away then aborts the engine request, and the client's answer is built from
-//! the same events either way.
+//! The engine is asked to stream, whatever the client asked for: a stop string found in
+//! the output (stop strings are applied here, not by the engine) or a client that goes
+//! away then aborts the engine request, and the client's answer is built from the same
+//! events either way. The one exception is a request whose answer shows the prompt's
+//! logprobs, which only vLLM's whole answer carries (`vllm.rs`): it is asked whole, and its
+//! one answer read as one event.
 
 mod client;
 mod sglang;

@@ -1,6 +1,6 @@
 //! `echo: true` on the front door's `/v1/completions` and `/v1/chat/completions`, as
 //! vLLM's OpenAI server answers it. vLLM's render and derender have no echo (it is the
-//! coupled server's), so it lives here, on the whole answer after the derender:
+//! coupled server's), so it lives here, after the derender. On a whole answer:
 //!
 //! * completions (`OpenAIServingCompletion.request_output_to_completion_response`): each
 //!   choice's text is the prompt's text followed by the output's (the prompt's alone when
@@ -17,8 +17,14 @@
 //!   the answer's (`assistant` unless `add_generation_prompt: false`, then the last
 //!   message's own).
 //!
-//! A streamed echo is refused (400 naming `echo`): the engine's stream carries no prompt
-//! logprobs, and the echoed stream's first chunk is not built here yet.
+//! Streamed (`OpenAIServingCompletion.completion_stream_generator`), a completion choice's
+//! first chunk carries the prompt's text before its own, and with `logprobs` the prompt's
+//! logprobs before its own, every later `text_offset` running on past the prompt's; with
+//! `max_tokens: 0` the first chunk is the prompt alone. vLLM's generate stream carries no
+//! prompt logprobs, so such a request is sent to the engine whole (`stream: false`) and its
+//! one answer streamed from here. A chat choice's first chunk carries the last message's
+//! content before its own: vLLM sends that content in a chunk of its own after the role
+//! chunk, which concatenates to the same message.
 
 use crate::error::RequestError;
 use crate::model::Model;
@@ -39,15 +45,6 @@ pub(super) enum Echo {
     Chat(String),
 }
 
-/// A streamed echo, refused.
-fn streamed() -> RequestError {
-    RequestError::invalid(
-        "echo",
-        "echo is served on whole answers here (stream: false): the engine's stream carries \
-         no prompt logprobs",
-    )
-}
-
 impl Echo {
     /// A completion request's echo, if it asks for one. `text` is its prompt's text, when
     /// it was sent as text; `g` the render the engine is sent (its IDs, and its `logprobs`
@@ -60,9 +57,6 @@ impl Echo {
     ) -> Result<Option<Echo>, RequestError> {
         if original.get("echo") != Some(&Value::Bool(true)) {
             return Ok(None);
-        }
-        if original.get("stream") == Some(&Value::Bool(true)) {
-            return Err(streamed());
         }
         let text = if original.get("return_token_ids") == Some(&Value::Bool(true)) {
             String::new()
@@ -85,9 +79,6 @@ impl Echo {
     pub fn chat(original: &Map<String, Value>) -> Result<Option<Echo>, RequestError> {
         if original.get("echo") != Some(&Value::Bool(true)) {
             return Ok(None);
-        }
-        if original.get("stream") == Some(&Value::Bool(true)) {
-            return Err(streamed());
         }
         let Some(last) = original
             .get("messages")
@@ -113,6 +104,18 @@ impl Echo {
             _ => String::new(),
         };
         Ok((!content.is_empty()).then_some(Echo::Chat(content)))
+    }
+
+    /// Whether the echo shows the prompt's logprobs, which only the engine's whole answer
+    /// carries.
+    pub fn needs_prompt_logprobs(&self) -> bool {
+        matches!(
+            self,
+            Echo::Completion {
+                logprobs: Some(_),
+                ..
+            }
+        )
     }
 
     /// Puts the echo before each choice of the whole answer `out`. `prompt_logprobs` is
@@ -260,4 +263,196 @@ fn joined(prompt: &Value, end: usize, output: &Value) -> Value {
         );
     }
     out
+}
+
+/// A stream's echo: each choice's first chunk gets the echo, later ones their text offsets
+/// moved past the prompt's (or, with `max_tokens: 0`, nothing of the output).
+pub(super) struct EchoStream {
+    echo: Echo,
+    /// The prompt's logprobs in completions' form and the offset after them, once made.
+    prompt_part: Option<(Value, usize)>,
+    /// The choices whose first chunk has gone.
+    echoed: Vec<u64>,
+}
+
+impl EchoStream {
+    pub fn new(echo: Echo) -> Self {
+        EchoStream {
+            echo,
+            prompt_part: None,
+            echoed: Vec::new(),
+        }
+    }
+
+    /// Applies the echo to one chunk (`choices[]` with `text`/`logprobs`, or chat's
+    /// `delta`). `prompt_logprobs` is the engine's, from its (whole) answer.
+    pub fn apply(
+        &mut self,
+        model: &Model,
+        chunk: &mut Value,
+        prompt_ids: &[u32],
+        prompt_logprobs: Option<&Value>,
+    ) -> Result<(), RequestError> {
+        let Some(choices) = chunk.get_mut("choices").and_then(Value::as_array_mut) else {
+            return Ok(());
+        };
+        for c in choices {
+            let index = c.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let first = !self.echoed.contains(&index);
+            if first {
+                self.echoed.push(index);
+            }
+            match &self.echo {
+                Echo::Chat(content) => {
+                    if first {
+                        let delta = &mut c["delta"];
+                        let own = delta["content"].as_str().unwrap_or_default();
+                        delta["content"] = Value::String(format!("{content}{own}"));
+                    }
+                }
+                Echo::Completion {
+                    text,
+                    logprobs,
+                    without_generation,
+                } => {
+                    if let (Some(n), None) = (logprobs, &self.prompt_part) {
+                        self.prompt_part = Some(prompt_logprobs_form(
+                            model,
+                            prompt_ids,
+                            prompt_logprobs,
+                            *n,
+                        )?);
+                    }
+                    let part = self.prompt_part.as_ref();
+                    match (first, *without_generation) {
+                        (true, true) => {
+                            c["text"] = Value::String(text.clone());
+                            if let Some((part, _)) = part {
+                                c["logprobs"] = part.clone();
+                            }
+                        }
+                        (true, false) => {
+                            let own = c["text"].as_str().unwrap_or_default();
+                            c["text"] = Value::String(format!("{text}{own}"));
+                            if let Some((part, end)) = part {
+                                c["logprobs"] = joined(part, *end, &c["logprobs"]);
+                            }
+                        }
+                        (false, true) => {
+                            c["text"] = Value::String(String::new());
+                            if part.is_some() {
+                                c["logprobs"] = joined(&empty_logprobs(), 0, &Value::Null);
+                            }
+                        }
+                        (false, false) => {
+                            if let Some((_, end)) = part {
+                                c["logprobs"] = joined(&empty_logprobs(), *end, &c["logprobs"]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Completions' logprobs with no token.
+fn empty_logprobs() -> Value {
+    json!({"text_offset": [], "token_logprobs": [], "tokens": [], "top_logprobs": []})
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn model() -> Model {
+        Model::embedded(&Default::default()).expect("embedded model")
+    }
+
+    /// A completion chunk of choice `index` with `text` and one token's logprobs at `offset`.
+    fn chunk(index: u64, text: &str, offset: u64) -> Value {
+        json!({"choices": [{"index": index, "text": text, "logprobs": {
+            "text_offset": [offset], "token_logprobs": [-0.5], "tokens": [text],
+            "top_logprobs": [{text: -0.5}]}}]})
+    }
+
+    /// Two prompt tokens: the first without logprobs, as the engine gives them.
+    fn prompt() -> (Vec<u32>, Value) {
+        let ids = vec![9707u32, 1879];
+        let lps = json!([null, {"1879": {"logprob": -1.25, "decoded_token": " world"}}]);
+        (ids, lps)
+    }
+
+    #[test]
+    fn a_streamed_completion_echo_leads_each_choice_and_moves_its_offsets() {
+        let m = model();
+        let (ids, lps) = prompt();
+        let echo = Echo::Completion {
+            text: "Hello world".into(),
+            logprobs: Some(0),
+            without_generation: false,
+        };
+        let mut s = EchoStream::new(echo);
+        let mut first = chunk(1, "!", 0);
+        s.apply(&m, &mut first, &ids, Some(&lps)).unwrap();
+        let c = &first["choices"][0];
+        assert_eq!(c["text"], "Hello world!");
+        assert_eq!(c["logprobs"]["tokens"], json!(["Hello", " world", "!"]));
+        assert_eq!(c["logprobs"]["text_offset"], json!([0, 5, 11]));
+        assert_eq!(c["logprobs"]["token_logprobs"], json!([null, -1.25, -0.5]));
+        // A later chunk of the same choice: no echo, offsets past the prompt's.
+        let mut later = chunk(1, " Bye", 1);
+        s.apply(&m, &mut later, &ids, None).unwrap();
+        let c = &later["choices"][0];
+        assert_eq!(c["text"], " Bye");
+        assert_eq!(c["logprobs"]["text_offset"], json!([12]));
+        // Another choice's first chunk gets its own echo.
+        let mut other = chunk(0, "?", 0);
+        s.apply(&m, &mut other, &ids, None).unwrap();
+        assert_eq!(other["choices"][0]["text"], "Hello world?");
+        assert_eq!(
+            other["choices"][0]["logprobs"]["text_offset"],
+            json!([0, 5, 11])
+        );
+    }
+
+    #[test]
+    fn max_tokens_0_streams_the_prompt_alone() {
+        let m = model();
+        let (ids, lps) = prompt();
+        let echo = Echo::Completion {
+            text: "Hello world".into(),
+            logprobs: Some(0),
+            without_generation: true,
+        };
+        let mut s = EchoStream::new(echo);
+        let mut first = chunk(0, "!", 0);
+        s.apply(&m, &mut first, &ids, Some(&lps)).unwrap();
+        assert_eq!(first["choices"][0]["text"], "Hello world");
+        assert_eq!(
+            first["choices"][0]["logprobs"]["tokens"],
+            json!(["Hello", " world"])
+        );
+        let mut later = chunk(0, " more", 1);
+        s.apply(&m, &mut later, &ids, None).unwrap();
+        assert_eq!(later["choices"][0]["text"], "");
+        assert_eq!(later["choices"][0]["logprobs"]["tokens"], json!([]));
+    }
+
+    #[test]
+    fn a_streamed_chat_echo_leads_each_choices_first_delta() {
+        let m = model();
+        let mut s = EchoStream::new(Echo::Chat("The answer is".into()));
+        let mut first = json!({"choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": ""}},
+            {"index": 1, "delta": {"role": "assistant", "content": " 4"}}]});
+        s.apply(&m, &mut first, &[], None).unwrap();
+        assert_eq!(first["choices"][0]["delta"]["content"], "The answer is");
+        assert_eq!(first["choices"][1]["delta"]["content"], "The answer is 4");
+        let mut later = json!({"choices": [{"index": 0, "delta": {"content": " 2"}}]});
+        s.apply(&m, &mut later, &[], None).unwrap();
+        assert_eq!(later["choices"][0]["delta"]["content"], " 2");
+    }
 }

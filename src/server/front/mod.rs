@@ -360,7 +360,13 @@ async fn run(
     let n = generate.sampling_params.n.max(1);
     let stream = generate.stream;
     let wire = engine.wire();
-    if generate.sampling_params.prompt_logprobs.is_some() && !stream && !wire.prompt_logprobs() {
+    // A streamed echo that shows the prompt's logprobs is asked of the engine whole (only
+    // its whole answer carries them) and streamed from here (`echo.rs`).
+    let engine_whole = stream && echo.as_ref().is_some_and(echo::Echo::needs_prompt_logprobs);
+    if generate.sampling_params.prompt_logprobs.is_some()
+        && (!stream || engine_whole)
+        && !wire.prompt_logprobs()
+    {
         let param = if echo.is_some() {
             "echo"
         } else {
@@ -369,7 +375,7 @@ async fn run(
         return ApiError::from(RequestError::invalid(
             param,
             format!(
-                "the engine's protocol ({}) returns no prompt logprobs, which `{param}` asks                  for",
+                "the engine's protocol ({}) returns no prompt logprobs, which `{param}` asks for",
                 wire.name()
             ),
         ))
@@ -382,6 +388,9 @@ async fn run(
         // never reaches another request.
         let mut g = generate.clone();
         g.request_id = format!("{id}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        if engine_whole {
+            g.stream = false;
+        }
         let mut guard = AbortOnDrop::new(&st, &engine, wire.engine_id(&g.request_id));
         let body = match wire.generate_body(g, engine.model(&model.name)) {
             Ok(b) => b,
@@ -448,7 +457,8 @@ pub(super) struct Flow {
     /// What the render's bridge did with `continue_from` (**ext**), for the chat answer:
     /// on the whole response, or on the first chunk of a stream.
     continuation: Option<crate::protocol::Continuation>,
-    /// What `echo: true` puts before each choice of a whole answer.
+    /// What `echo: true` puts before each choice (a whole answer's, or each choice's
+    /// first chunk).
     echo: Option<echo::Echo>,
     /// The request's `--max-concurrency` slot, held until the answer is complete.
     _permit: OwnedSemaphorePermit,

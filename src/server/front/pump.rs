@@ -114,10 +114,13 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
     // The engine ended every choice: its `[DONE]` is read after the client has had its
     // own, so the engine connection can be reused.
     let mut drain_done = false;
-    // The prompt tokens the engine found cached, from its usage event (`cached.rs`), and
-    // whether reading it met the engine's `[DONE]` instead.
+    // The prompt tokens the engine found cached, from its events or its last usage event
+    // (`cached.rs`), and whether reading that met the engine's `[DONE]` instead.
     let mut cached_tokens: Option<u64> = None;
     let mut engine_done = false;
+    let mut echo = f.echo.take().map(super::echo::EchoStream::new);
+    // The engine's prompt logprobs (an echo with logprobs is asked of the engine whole).
+    let mut prompt_logprobs: Option<Value> = None;
     let mut next = Some(first);
     loop {
         let read = match next.take() {
@@ -152,11 +155,21 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
             }
         };
         Flow::note_engine_ends(&mut ended, &event);
+        if prompt_logprobs.is_none() {
+            prompt_logprobs.clone_from(&event.prompt_logprobs);
+        }
+        if let Some(n) = super::cached::of_event(&event) {
+            cached_tokens = cached_tokens.max(Some(n));
+        }
         if ended.len() as u32 >= f.n {
             // The engine's usage event follows its last output at once: read it before the
             // answer's last events, which carry what only it knows.
             match tokio::time::timeout(Duration::from_millis(200), f.events.next()).await {
-                Ok(Ok(Some(e))) => cached_tokens = super::cached::of_usage(e.usage.as_ref()),
+                Ok(Ok(Some(e))) => {
+                    if let Some(n) = super::cached::of_event(&e) {
+                        cached_tokens = cached_tokens.max(Some(n));
+                    }
+                }
                 Ok(Ok(None)) => engine_done = true,
                 _ => {}
             }
@@ -165,13 +178,21 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
             None => f
                 .live
                 .push(&f.model, &f.st.config.derender, event)
-                .map(|mut chunk| {
+                .and_then(|mut chunk| {
                     let has_choices = chunk
                         .get("choices")
                         .and_then(Value::as_array)
                         .is_some_and(|c| !c.is_empty());
                     if !has_choices {
-                        return Vec::new();
+                        return Ok(Vec::new());
+                    }
+                    if let Some(echo) = &mut echo {
+                        echo.apply(
+                            &f.model,
+                            &mut chunk,
+                            f.live.prompt_ids(),
+                            prompt_logprobs.as_ref(),
+                        )?;
                     }
                     if continuous {
                         chunk["usage"] = usage(&f.live);
@@ -179,7 +200,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
                     if let Some(c) = f.continuation.take() {
                         chunk["continuation"] = serde_json::json!(c);
                     }
-                    vec![sse(&chunk)]
+                    Ok(vec![sse(&chunk)])
                 }),
             Some(api) => f
                 .live
