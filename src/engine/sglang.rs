@@ -13,6 +13,8 @@
 //!   `--incremental-streaming-output` (and one release range sent new ones regardless): an
 //!   event whose `output_ids` are as many as its `completion_tokens` after earlier IDs is
 //!   read as cumulative, any other as new IDs.
+//!   `meta_info.cached_tokens` (every event) counts the prompt tokens found in the radix
+//!   cache: the front door's cached-token usage (`server/front/cached.rs`).
 //! * `POST /abort_request` `{"rid"}`; `GET /health` answers 200 once the server serves (it
 //!   runs a one-token generation).
 //!
@@ -148,6 +150,7 @@ impl Wire for Sglang {
                 .map(str::to_string),
         });
         let mut out = GenerateResponse::named(ev.meta_info.id.unwrap_or_default());
+        out.cached_tokens = ev.meta_info.cached_tokens;
         out.choices.push(GeneratedChoice {
             index,
             token_ids: Some(ids),
@@ -178,6 +181,8 @@ struct SglMeta {
     finish_reason: Option<Value>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    cached_tokens: Option<u64>,
     #[serde(default)]
     output_token_logprobs: Option<Vec<Value>>,
     #[serde(default)]
@@ -265,6 +270,12 @@ mod tests {
         let last = Sglang.event(inc[1].as_bytes(), &mut seen).unwrap();
         assert_eq!(last.choices[0].ids(), &[3]);
         assert_eq!(last.choices[0].finish_reason.as_deref(), Some("length"));
+        assert_eq!(last.cached_tokens, None);
+        let cached = r#"{"output_ids":[4],"meta_info":{"id":"r","completion_tokens":1,"cached_tokens":128}}"#;
+        let ev = Sglang
+            .event(cached.as_bytes(), &mut Seen::default())
+            .unwrap();
+        assert_eq!(ev.cached_tokens, Some(128));
     }
 
     #[test]

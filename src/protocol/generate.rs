@@ -314,6 +314,11 @@ pub struct GenerateResponse {
     /// The engine's usage (a stream's usage chunk, or `continuous_usage_stats` on each).
     #[serde(default)]
     pub usage: Option<Value>,
+    /// The prompt tokens an engine found in its prefix cache, where its protocol says so
+    /// outside a usage (SGLang's `meta_info.cached_tokens`, `engine/sglang.rs`); never read
+    /// from a client.
+    #[serde(skip)]
+    pub cached_tokens: Option<u64>,
 }
 
 impl GenerateResponse {
@@ -327,6 +332,7 @@ impl GenerateResponse {
             kv_transfer_params: None,
             metrics: None,
             usage: None,
+            cached_tokens: None,
         }
     }
 }

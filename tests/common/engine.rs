@@ -241,7 +241,8 @@ async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
         .into_response()
 }
 
-/// SGLang's events for vLLM-form `choices`: one per choice, `output_ids` cumulative.
+/// SGLang's events for vLLM-form `choices`: one per choice, `output_ids` cumulative, 2 of
+/// the prompt's tokens found cached.
 fn sglang_event(id: &str, choices: &Value, so_far: &mut Vec<Vec<Value>>) -> Vec<Value> {
     let mut out = Vec::new();
     for c in choices.as_array().unwrap() {
@@ -256,7 +257,7 @@ fn sglang_event(id: &str, choices: &Value, so_far: &mut Vec<Vec<Value>>) -> Vec<
         };
         out.push(json!({"text": "", "output_ids": so_far[i], "index": i,
             "meta_info": {"id": id, "finish_reason": finish, "prompt_tokens": 3,
-                          "completion_tokens": so_far[i].len()}}));
+                          "completion_tokens": so_far[i].len(), "cached_tokens": 2}}));
     }
     out
 }

@@ -12,17 +12,28 @@
 //! * Responses: `usage.input_tokens_details.cached_tokens: N`, on the whole response and
 //!   the stream's last event.
 //!
+//! SGLang reports the count on every event (`meta_info.cached_tokens`, each sample its
+//! own; the largest is taken), and the front door reads it there. SGLang's own OpenAI
+//! server writes it only with `--enable-cache-report`; here it is always written, as
+//! OpenAI's API always writes `prompt_tokens_details`.
+//!
 //! vLLM's derender has no such count (it counts tokens itself), so the derender routes do
 //! not add one; nor does an engine that reports none.
 
 use super::Shape;
+use crate::derender::GenerateResponse;
 use serde_json::{json, Value};
 
-/// The cached prompt tokens an engine usage reports.
-pub(super) fn of_usage(usage: Option<&Value>) -> Option<u64> {
-    usage?
-        .pointer("/prompt_tokens_details/cached_tokens")
-        .and_then(Value::as_u64)
+/// The cached prompt tokens an engine event reports: in its usage (vLLM), or beside it
+/// (SGLang's `meta_info.cached_tokens`, on every event).
+pub(super) fn of_event(event: &GenerateResponse) -> Option<u64> {
+    event.cached_tokens.or_else(|| {
+        event
+            .usage
+            .as_ref()?
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+    })
 }
 
 /// Adds `n` cached tokens to the usage of a whole answer in `shape`.

@@ -17,8 +17,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
     let watch = f.live.has_stop_strings();
     let mut whole = GenerateResponse::named(f.live.id().to_string());
     let mut ended = Vec::new();
-    // The engine's last usage: what it found in its prefix cache (`cached.rs`).
-    let mut engine_usage: Option<Value> = None;
+    // What the engine found in its prefix cache, from its last usage or its events
+    // (`cached.rs`).
+    let mut cached_tokens: Option<u64> = None;
     let mut next = Some(first);
     loop {
         let event = match next.take() {
@@ -36,8 +37,8 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             },
         };
         Flow::note_engine_ends(&mut ended, &event);
-        if event.usage.is_some() {
-            engine_usage.clone_from(&event.usage);
+        if let Some(n) = super::cached::of_event(&event) {
+            cached_tokens = cached_tokens.max(Some(n));
         }
         if watch {
             if let Err(e) = f.live.push(&f.model, &f.st.config.derender, event.clone()) {
@@ -52,8 +53,8 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             // (briefly), for the usage and so the connection can be reused.
             let rest = async {
                 while let Ok(Some(e)) = f.events.next().await {
-                    if e.usage.is_some() {
-                        engine_usage = e.usage;
+                    if let Some(n) = super::cached::of_event(&e) {
+                        cached_tokens = cached_tokens.max(Some(n));
                     }
                 }
             };
@@ -94,7 +95,7 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
         Ok(out) => out,
         Err(e) => return ApiError::from(e).into_response(),
     };
-    if let Some(n) = super::cached::of_usage(engine_usage.as_ref()) {
+    if let Some(n) = cached_tokens {
         super::cached::add_to_answer(&shape, &mut out, n);
     }
     if let Some(echo) = &echo {
