@@ -41,6 +41,9 @@ A reasoning case file with `"stream_finalize": true` has its stream end as servi
 `DelegatingParser.finalize_generation` ends it: where the parser never confirmed the end of
 reasoning, its `get_streaming_fallback_content` is added to the content (nemotron_v3's
 `force_nonempty_content`). Off elsewhere, so other families' goldens stay as generated.
+A case may give the model's own chat template (`"chat_template"`), set on the tokenizer
+while it runs and written to its golden line (glm47 reads it: GLM-5.3's has no thinking
+switch).
 A case file may add tools to the shared ones (`"tools_extra"`, a list in OpenAI's `tools`
 form) where its source's test declares its own.
 
@@ -330,6 +333,12 @@ def run_family(out, spec):
             # The request carries the same kwargs (a parser may read them off the request).
             case_req = req.model_copy(update={
                 "chat_template_kwargs": (kwargs or {}).get("chat_template_kwargs")})
+            # A case may give the model's own chat template, which a constructor may read
+            # off the tokenizer (glm47's GLM-5.3 check).
+            saved_template = getattr(tok, "chat_template", None)
+            if "chat_template" in case:
+                tok.chat_template = case["chat_template"]
+                line["chat_template"] = case["chat_template"]
             try:
                 if kind != "reasoning":
                     line["nonstream"], line["stream"] = run(cls, tok, req, case["text"])
@@ -339,6 +348,8 @@ def run_family(out, spec):
                         spec.get("stream_finalize", False))
             except Exception as e:  # recorded, not fatal: vLLM raising is a finding
                 line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+            finally:
+                tok.chat_template = saved_template
             write_line(out, line, case, f"{kind} {name}")
     finally:
         shutil.rmtree(d, ignore_errors=True)

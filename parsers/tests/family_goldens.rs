@@ -119,7 +119,9 @@ fn every_family_matches_vllm_or_lists_why() {
         let text = case["text"].as_str().unwrap_or_default();
         // The constructor kwargs the case ran vLLM's parser with (its request's settings).
         let kwargs = case["parser_kwargs"]["chat_template_kwargs"].as_object();
-        let settings = ParserSettings::new(kwargs.cloned().unwrap_or_default());
+        // And the model's own chat template, where the case set one (glm47's GLM-5.3 check).
+        let settings = ParserSettings::new(kwargs.cloned().unwrap_or_default())
+            .with_chat_template(case["chat_template"].as_str().map(Arc::from));
         let run = |chunks: &[&str]| match kind {
             "tool" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();

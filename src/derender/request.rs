@@ -351,7 +351,8 @@ fn reasoning_for(
     let settings = ParserSettings::from_request(
         req.get("chat_template_kwargs").and_then(Value::as_object),
         req.get("reasoning_effort").and_then(Value::as_str),
-    );
+    )
+    .with_chat_template(model.chat_template_source.clone());
     match setting {
         "none" => None,
         "auto" => reasoning_parser_with(&model.name, &settings),

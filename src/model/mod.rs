@@ -146,6 +146,11 @@ pub struct Model {
     /// That template loaded, when it loads (`ResponseTemplate::from_json`): what the `hf`
     /// parser of each request is built from.
     pub response_template: Option<std::sync::Arc<llm_render_parsers::ResponseTemplate>>,
+    /// The checkpoint's chat template when it has one (transformers' `tokenizer.chat_template`
+    /// as a string; named templates are a dict there, so none), kept as loaded (vLLM's
+    /// `--chat-template` does not change it): what a reasoning parser's constructor reads
+    /// (`ParserSettings::chat_template`).
+    pub chat_template_source: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -212,7 +217,12 @@ impl Model {
             .filter(|t| t.is_object())
             .and_then(|t| llm_render_parsers::ResponseTemplate::from_json(t).ok())
             .map(std::sync::Arc::new);
+        let chat_template_source = match templates.sources().as_slice() {
+            [only] => Some(std::sync::Arc::from(*only)),
+            _ => None,
+        };
         Ok(Model {
+            chat_template_source,
             harmony,
             response_template_json: tok_config.response_template.clone(),
             response_template,

@@ -125,11 +125,12 @@ fn history_tool_calls(req: &ChatRequest) -> usize {
 }
 
 /// What a chat request tells its reasoning parser's constructor (vLLM's effective kwargs).
-pub fn parser_settings(req: &ChatRequest) -> ParserSettings {
+pub fn parser_settings(model: &Model, req: &ChatRequest) -> ParserSettings {
     ParserSettings::from_request(
         req.chat_template_kwargs.as_ref(),
         req.reasoning_effort.as_deref(),
     )
+    .with_chat_template(model.chat_template_source.clone())
 }
 
 /// vLLM's reasoning parser constructors that refuse a request's settings (K2 Horizon's
@@ -140,7 +141,7 @@ pub fn check_reasoning_settings(
     model: &Model,
     req: &ChatRequest,
 ) -> Result<(), RequestError> {
-    let settings = parser_settings(req);
+    let settings = parser_settings(model, req);
     match llm_render_parsers::refused_settings(&opts.reasoning_parser, &model.name, &settings) {
         None => Ok(()),
         Some(why) => {
@@ -312,7 +313,7 @@ fn harmony_reasoning(opts: &RenderOptions, model: &Model) -> bool {
 pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u32]) -> ParseFields {
     let kwargs = effective_kwargs(req);
     let include_reasoning = req.include_reasoning.unwrap_or(true);
-    let spec = reasoning_spec(opts, model, &parser_settings(req));
+    let spec = reasoning_spec(opts, model, &parser_settings(model, req));
     // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
     // (`GptOssReasoningParser.is_reasoning_end`).
     let harmony_reasoning = harmony_reasoning(opts, model);

@@ -2,8 +2,9 @@
 //! in `reasoning_shapes.rs`.
 
 use super::reasoning_shapes::{
-    deepseek_v4_tags, enable_thinking, engine_spec, engine_tags, force_nonempty_content, glm_tags,
-    glm_thinking, identity, muse_tags, qwen3_engine, tags, thinking_asked, CHATML,
+    deepseek_v4_tags, enable_thinking, engine_spec, engine_tags, force_nonempty_content,
+    glm47_tags, glm_tags, glm_thinking, identity, muse_tags, qwen3_engine, tags, thinking_asked,
+    CHATML,
 };
 use super::settings::{truthy, ParserSettings};
 use super::{ReasoningEntry, HARMONY_REASONING, RESPONSE_TEMPLATE};
@@ -134,16 +135,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "glm47",
         help: "GLM-4.5 to 5: <think>…</think>, <tool_call> also ends it, trailing whitespace dropped",
         model_patterns: &["glm-4.7", "glm47", "glm-5", "glm-4.5", "glm-4.6", "glm45"],
-        // Thinking off (`thinking`/`enable_thinking` set, neither truthy): all content. (vLLM
-        // ignores the switch for GLM-5.3's template, which has none; not read here.)
-        make: |s| Some(glm_tags(s)),
+        // Thinking off (`thinking`/`enable_thinking` set, neither truthy): all content, but
+        // for GLM-5.3's template, which has no switch (`glm47_tags`).
+        make: |s| Some(glm47_tags(s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {
         name: "glm45",
         help: "GLM-4.5/4.6: vLLM's second name for glm47",
         model_patterns: &[],
-        make: |s| Some(glm_tags(s)),
+        make: |s| Some(glm47_tags(s)),
         keeps_special_tokens: true,
     },
     ReasoningEntry {

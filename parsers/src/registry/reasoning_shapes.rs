@@ -139,6 +139,35 @@ pub(super) fn glm_tags(s: &ParserSettings) -> TagReasoningParser {
     engine_tags("<think>", "</think>", "<tool_call>", &GLM_TURNS, true)
 }
 
+/// vLLM's glm47 and glm45 (`Glm47MoeParser.__init__`, 0.32 and 0.33): for GLM-5.3's
+/// template, which has no thinking switch (an always-on `Reasoning Effort:` header, so its
+/// prompt always opens `<think>`), a request's `thinking` or `enable_thinking` of `false`
+/// (Python's `is False`: the literal only) is ignored and reasoning stays on, where
+/// turning it off would leak the reasoning into the content; else [`glm_tags`].
+pub(super) fn glm47_tags(s: &ParserSettings) -> TagReasoningParser {
+    let off = |k: &str| s.chat_template_kwargs.get(k) == Some(&serde_json::Value::Bool(false));
+    let always_thinks = s.chat_template.as_deref().is_some_and(glm53_always_thinks);
+    if always_thinks && (off("thinking") || off("enable_thinking")) {
+        return glm_tags(&ParserSettings::default());
+    }
+    glm_tags(s)
+}
+
+/// vLLM's `_glm53_always_thinks`: GLM-4.x's prompt and tool-call markers and the
+/// `Reasoning Effort:` header, without an `enable_thinking` switch.
+fn glm53_always_thinks(template: &str) -> bool {
+    [
+        "[gMASK]<sop>",
+        "Reasoning Effort:",
+        "<tool_call>",
+        "<arg_key>",
+        "<arg_value>",
+    ]
+    .iter()
+    .all(|m| template.contains(m))
+        && !template.contains("enable_thinking")
+}
+
 /// vLLM's `CHATML_TURN_BOUNDARIES`, where its scan of the prompt stops.
 pub(super) const CHATML: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
 /// GLM's turn tokens.

@@ -22,6 +22,10 @@ pub struct ParserSettings {
     /// as vLLM's `set_prompt_token_ids` decodes them); empty when unknown, as vLLM's is
     /// without prompt IDs.
     pub prompt: String,
+    /// The model's own chat template (vLLM's `tokenizer.chat_template`, not a request's),
+    /// which glm47's constructor reads (GLM-5.3's has no thinking switch); `None` when
+    /// unknown.
+    pub chat_template: Option<Arc<str>>,
 }
 
 /// vLLM's `merge_kwargs` leaves these values out (they mean "not set").
@@ -64,6 +68,12 @@ impl ParserSettings {
             }
         }
         ParserSettings::new(kwargs)
+    }
+
+    /// With the model's own chat template (see [`ParserSettings::chat_template`]).
+    pub fn with_chat_template(mut self, template: Option<Arc<str>>) -> Self {
+        self.chat_template = template;
+        self
     }
 
     /// One kwarg, `None` when absent or null (Python's `dict.get` reads both as `None`).
