@@ -24,9 +24,17 @@ use super::Shape;
 use crate::derender::GenerateResponse;
 use serde_json::{json, Value};
 
+/// Keeps in `seen` the largest count of cached prompt tokens the engine has reported so
+/// far, adding `event`'s ([`of_event`]; each SGLang sample reports its own).
+pub(super) fn note(seen: &mut Option<u64>, event: &GenerateResponse) {
+    if let Some(n) = of_event(event) {
+        *seen = (*seen).max(Some(n));
+    }
+}
+
 /// The cached prompt tokens an engine event reports: in its usage (vLLM), or beside it
 /// (SGLang's `meta_info.cached_tokens`, on every event).
-pub(super) fn of_event(event: &GenerateResponse) -> Option<u64> {
+fn of_event(event: &GenerateResponse) -> Option<u64> {
     event.cached_tokens.or_else(|| {
         event
             .usage

@@ -37,9 +37,7 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             },
         };
         Flow::note_engine_ends(&mut ended, &event);
-        if let Some(n) = super::cached::of_event(&event) {
-            cached_tokens = cached_tokens.max(Some(n));
-        }
+        super::cached::note(&mut cached_tokens, &event);
         if watch {
             if let Err(e) = f.live.push(&f.model, &f.st.config.derender, event.clone()) {
                 f.guard.fire("error");
@@ -53,9 +51,7 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             // (briefly), for the usage and so the connection can be reused.
             let rest = async {
                 while let Ok(Some(e)) = f.events.next().await {
-                    if let Some(n) = super::cached::of_event(&e) {
-                        cached_tokens = cached_tokens.max(Some(n));
-                    }
+                    super::cached::note(&mut cached_tokens, &e);
                 }
             };
             let _ = tokio::time::timeout(Duration::from_millis(200), rest).await;

@@ -385,16 +385,20 @@ mod tests {
         (ids, lps)
     }
 
+    /// A completion echo of "Hello world" with `logprobs: 0`.
+    fn completion_echo(without_generation: bool) -> EchoStream {
+        EchoStream::new(Echo::Completion {
+            text: "Hello world".into(),
+            logprobs: Some(0),
+            without_generation,
+        })
+    }
+
     #[test]
     fn a_streamed_completion_echo_leads_each_choice_and_moves_its_offsets() {
         let m = model();
         let (ids, lps) = prompt();
-        let echo = Echo::Completion {
-            text: "Hello world".into(),
-            logprobs: Some(0),
-            without_generation: false,
-        };
-        let mut s = EchoStream::new(echo);
+        let mut s = completion_echo(false);
         let mut first = chunk(1, "!", 0);
         s.apply(&m, &mut first, &ids, Some(&lps)).unwrap();
         let c = &first["choices"][0];
@@ -422,12 +426,7 @@ mod tests {
     fn max_tokens_0_streams_the_prompt_alone() {
         let m = model();
         let (ids, lps) = prompt();
-        let echo = Echo::Completion {
-            text: "Hello world".into(),
-            logprobs: Some(0),
-            without_generation: true,
-        };
-        let mut s = EchoStream::new(echo);
+        let mut s = completion_echo(true);
         let mut first = chunk(0, "!", 0);
         s.apply(&m, &mut first, &ids, Some(&lps)).unwrap();
         assert_eq!(first["choices"][0]["text"], "Hello world");

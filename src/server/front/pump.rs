@@ -158,18 +158,12 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
         if prompt_logprobs.is_none() {
             prompt_logprobs.clone_from(&event.prompt_logprobs);
         }
-        if let Some(n) = super::cached::of_event(&event) {
-            cached_tokens = cached_tokens.max(Some(n));
-        }
+        super::cached::note(&mut cached_tokens, &event);
         if ended.len() as u32 >= f.n {
             // The engine's usage event follows its last output at once: read it before the
             // answer's last events, which carry what only it knows.
             match tokio::time::timeout(Duration::from_millis(200), f.events.next()).await {
-                Ok(Ok(Some(e))) => {
-                    if let Some(n) = super::cached::of_event(&e) {
-                        cached_tokens = cached_tokens.max(Some(n));
-                    }
-                }
+                Ok(Ok(Some(e))) => super::cached::note(&mut cached_tokens, &e),
                 Ok(Ok(None)) => engine_done = true,
                 _ => {}
             }
