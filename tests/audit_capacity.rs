@@ -232,7 +232,7 @@ fn sample_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
-/// The README's traffic sample: 120 mixed requests, percentiles per link as JSON.
+/// The traffic sample of the README's audit command: 120 mixed requests, percentiles per link as JSON.
 #[test]
 fn a_traffic_sample_in_one_command() {
     let config = config_7b();

@@ -1,5 +1,5 @@
 //! The CLI's reports for people, as snapshots (`insta`): the `template-diff` and
-//! `audit` examples of the README and docs/multi-turn.md, whole, so any change to what they print shows up as a diff to review
+//! `audit` examples of docs/audit.md and docs/multi-turn.md, whole, so any change to what they print shows up as a diff to review
 //! (`cargo insta review`, or `INSTA_UPDATE=always` to accept). The `--json` forms and their
 //! figures are checked against goldens in `tests/template_diff.rs` and `tests/audit_cli.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -107,7 +107,7 @@ fn audit_two_images() {
     insta::assert_snapshot!(out);
 }
 
-/// The README's traffic-sample run, exactly as its command prints it (exit 1: some links are
+/// docs/audit.md's traffic-sample run (the README's command), exactly as its command prints it (exit 1: some links are
 /// over the default 4 MiB limits).
 #[test]
 fn audit_traffic_sample() {
