@@ -20,7 +20,8 @@ fn text_logs_off_a_terminal_have_no_colour_codes() {
 }
 
 /// `--log-format json --access-log`: every line one JSON object, the event's fields at the
-/// top level; the access line has the request's method, path, status, duration and sizes.
+/// top level; the access line has the request's method, path, model, status, duration and
+/// sizes.
 #[test]
 fn json_logs_and_the_access_log() {
     let server = ServeProcess::start(&["--log-format", "json", "--access-log"], &[]);
@@ -58,12 +59,14 @@ fn json_logs_and_the_access_log() {
     let render = access[0];
     assert_eq!(render["method"], "POST", "{render}");
     assert_eq!(render["path"], "/v1/completions/render");
+    assert_eq!(render["model"], "qwen3", "{render}");
     assert_eq!(render["status"], 200);
     assert_eq!(render["bytes_in"], RENDER.len());
     assert!(render["bytes_out"].as_u64().unwrap() > 100, "{render}");
     assert!(render["duration_ms"].as_f64().unwrap() > 0.0, "{render}");
     assert_eq!(access[1]["status"], 404);
     assert_eq!(access[1]["method"], "GET");
+    assert_eq!(access[1]["model"], "-", "no body, no model");
 }
 
 #[test]

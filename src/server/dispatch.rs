@@ -218,10 +218,10 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
                 .config
                 .access_log
                 .then(|| access::Entry::start(req.method(), req.uri().path()));
-            let mut bytes_in = 0;
-            let mut resp = dispatch(&state, req, &mut bytes_in).await;
+            let mut seen = access::Seen::new(access.is_some());
+            let mut resp = dispatch(&state, req, &mut seen).await;
             if let Some(entry) = &mut access {
-                entry.answered(resp.status().as_u16(), bytes_in);
+                entry.answered(resp.status().as_u16(), seen);
             }
             if state.is_draining() {
                 // Keep-alive clients reconnect, through their load balancer, elsewhere.
@@ -254,15 +254,15 @@ impl<B> RequestBody for B where
 /// no header-read timeout, no `Connection: close` while draining). For callers that hold a
 /// whole request: the fuzz targets (`fuzz/`) and their regression test.
 pub async fn respond(state: &Arc<AppState>, req: Request<http_body_util::Full<Bytes>>) -> Response {
-    dispatch(state, req, &mut 0).await
+    dispatch(state, req, &mut access::Seen::new(false)).await
 }
 
-/// Routes `req`, counted in the request metrics whatever its answer; `bytes_in` is set to
-/// the length of the body when it is read.
+/// Routes `req`, counted in the request metrics whatever its answer; `seen` gets what the
+/// access log says of the body when it is read.
 async fn dispatch<B: RequestBody>(
     state: &Arc<AppState>,
     req: Request<B>,
-    bytes_in: &mut u64,
+    seen: &mut access::Seen,
 ) -> Response {
     let method = req.method().clone();
     let route = Route::find(req.uri().path());
@@ -280,8 +280,8 @@ async fn dispatch<B: RequestBody>(
             resp
         }
         Some(route) => match route.handler {
-            Handler::Work(handler) => guarded(state, req.into_body(), handler, bytes_in).await,
-            Handler::Front(handler) => front(state, req.into_body(), handler, bytes_in).await,
+            Handler::Work(handler) => guarded(state, req.into_body(), handler, seen).await,
+            Handler::Front(handler) => front(state, req.into_body(), handler, seen).await,
             Handler::Info(handler) => handler(state),
         },
     };
@@ -291,12 +291,12 @@ async fn dispatch<B: RequestBody>(
 
 /// A work route's `handler` behind the guard: 503 at once when `--max-concurrency` requests
 /// are already being served, 504 when one takes longer than `--request-timeout-secs`
-/// (reading its body included). `bytes_in`: the body's length, once read.
+/// (reading its body included). `seen`: the body, once read, for the access log.
 async fn guarded(
     state: &Arc<AppState>,
     body: impl RequestBody,
     handler: fn(Arc<AppState>, Bytes) -> Answer,
-    bytes_in: &mut u64,
+    seen: &mut access::Seen,
 ) -> Response {
     let Ok(_permit) = state.permits.try_acquire() else {
         return at_capacity(state);
@@ -305,7 +305,7 @@ async fn guarded(
     let work = async {
         match read_body(body, state.config.max_body_bytes).await {
             Ok(bytes) => {
-                *bytes_in = bytes.len() as u64;
+                seen.body(state, &bytes);
                 handler(state.clone(), bytes).await
             }
             Err(e) => e.into_response(),
@@ -325,13 +325,13 @@ async fn guarded(
 }
 
 /// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
-/// the body read within the request timeout; the handler keeps the slot. `bytes_in`: the
-/// body's length, once read.
+/// the body read within the request timeout; the handler keeps the slot. `seen`: the
+/// body, once read, for the access log.
 async fn front(
     state: &Arc<AppState>,
     body: impl RequestBody,
     handler: fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer,
-    bytes_in: &mut u64,
+    seen: &mut access::Seen,
 ) -> Response {
     let Ok(permit) = state.permits.clone().try_acquire_owned() else {
         return at_capacity(state);
@@ -343,7 +343,7 @@ async fn front(
         .await
     {
         Ok(Ok(bytes)) => {
-            *bytes_in = bytes.len() as u64;
+            seen.body(state, &bytes);
             handler(state.clone(), bytes, permit).await
         }
         Ok(Err(e)) => e.into_response(),
