@@ -194,19 +194,42 @@ fn bad_input_is_reported_not_a_crash() {
     ]);
     assert_eq!(code, 1);
     assert!(out[0]["error"].as_str().unwrap().contains("followup"));
-    let ids = tmp("bad_ids.json", "[1, 999999999]");
+    // An ID past the tokenizer's vocabulary (a padded embedding row) is held and decodes to
+    // nothing, as the derender decodes it; a negative one is not an ID.
+    let past = tmp("past_vocab_ids.json", "[9707, 151935]");
     let (code, out) = run(&[
         "--model",
         &model_flag("qwen3"),
         "--messages",
         msgs.to_str().unwrap(),
         "--reply-ids",
-        ids.to_str().unwrap(),
+        past.to_str().unwrap(),
         "--followup",
         "y",
     ]);
-    assert_eq!(code, 1);
-    assert!(out[0]["error"].as_str().unwrap().contains("out of range"));
+    assert_eq!(code, 0, "{out:?}");
+    assert_eq!(
+        out[0]["decode_held_tokens"].as_u64(),
+        Some(out[0]["turn1_prompt_tokens"].as_u64().unwrap() + 2),
+        "{out:?}"
+    );
+    let ids = tmp("bad_ids.json", "[1, -5]");
+    let bad = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args([
+            "template-diff",
+            "--model",
+            &model_flag("qwen3"),
+            "--messages",
+        ])
+        .arg(&msgs)
+        .arg("--reply-ids")
+        .arg(&ids)
+        .args(["--followup", "y", "--json"])
+        .output()
+        .unwrap();
+    assert_ne!(bad.status.code(), Some(0));
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(said.contains("--reply-ids"), "{said}");
     let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
         .args([
             "template-diff",
