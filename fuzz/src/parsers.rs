@@ -1,19 +1,72 @@
 //! `parsers`: model output into each output parser. The input is `tool:NAME`,
-//! `reasoning:NAME`, `harmony`, or `forced:required` / `forced:named` (the reader of output a
+//! `reasoning:NAME`, `harmony`, `forced:required` / `forced:named` (the reader of output a
 //! `tool_choice` schema forced: a `[{"name", "parameters"}]` list, or one named tool's
-//! arguments), a newline, then the text (NAME: a vLLM parser name from the registry; an
-//! unknown one is skipped). The text is parsed one-shot, one character at
+//! arguments) or `hf:N` (vLLM's `hf` parser, reasoning and calls, driven by the N-th
+//! distinct `response_template` of the `hf` goldens, after that template's golden prompt), a
+//! newline, then the text (NAME: a vLLM parser name from the registry; an unknown one, or an
+//! N past the templates, is skipped). The text is parsed one-shot, one character at
 //! a time and in pieces of mixed sizes: none may panic, and every chunking must give the
 //! one-shot result (content, reasoning and the folded tool calls), the property the
 //! parsers crate promises.
 
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser, tool_parser, HarmonyParser, Parsed, ReasoningParser, Split, ToolParser,
-    ToolSchemas,
+    reasoning_parser, response_template_parser, tool_parser, HarmonyParser, Parsed, ParserSettings,
+    ReasoningParser, ResponseTemplate, Split, ToolParser, ToolSchemas,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
+
+/// The `hf` goldens' distinct response templates, in the order of their first case, each
+/// with that case's prompt (`hf:N` picks the N-th).
+fn hf_templates() -> &'static [(Value, Arc<ResponseTemplate>, String)] {
+    static T: OnceLock<Vec<(Value, Arc<ResponseTemplate>, String)>> = OnceLock::new();
+    T.get_or_init(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/goldens/derender/parser_families.jsonl"
+        );
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut out: Vec<(Value, Arc<ResponseTemplate>, String)> = Vec::new();
+        for line in text.lines() {
+            let Ok(case) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let spec = &case["response_template"];
+            if case["kind"] != "template" || out.iter().any(|(s, ..)| s == spec) {
+                continue;
+            }
+            if let Ok(t) = ResponseTemplate::from_json(spec) {
+                let prompt = case["prefix"].as_str().unwrap_or_default().to_string();
+                out.push((spec.clone(), Arc::new(t), prompt));
+            }
+        }
+        out
+    })
+}
+
+/// The `hf:N` name of a golden's response template (the seeds'), if it is one of them.
+pub fn hf_name(spec: &Value) -> Option<String> {
+    let i = hf_templates().iter().position(|(s, ..)| s == spec)?;
+    Some(format!("hf:{i}"))
+}
+
+fn hf(index: &str, chunks: &[&str]) -> Option<Outcome> {
+    let (_, template, prompt) = hf_templates().get(index.parse::<usize>().ok()?)?;
+    let settings = ParserSettings {
+        response_template: Some(template.clone()),
+        prompt: prompt.clone(),
+        ..Default::default()
+    };
+    let (reasoning, calls) = (template.has_thinking(), template.has_tool_calls());
+    let mut p = response_template_parser(&settings, schemas(), reasoning, calls).ok()?;
+    let (mut thinking, mut out) = (String::new(), Parsed::default());
+    for c in chunks {
+        p.push(c, &mut thinking, &mut out);
+    }
+    p.finish(&mut thinking, &mut out);
+    Some(outcome(out, thinking))
+}
 
 /// The tools the typed (XML) families read values by: every JSON type, and a call without
 /// parameters.
@@ -130,7 +183,7 @@ fn outcome(out: Parsed, reasoning: String) -> Outcome {
 }
 
 /// The input for `text` through `parser` (`tool:NAME`, `reasoning:NAME`, `harmony`,
-/// `forced:required` or `forced:named`).
+/// `forced:required`, `forced:named` or `hf:N`).
 pub fn input(parser: &str, text: &str) -> Vec<u8> {
     format!("{parser}\n{text}").into_bytes()
 }
@@ -146,6 +199,7 @@ pub fn run(data: &[u8]) {
         Some(("tool", name)) => tools(name, chunks),
         Some(("reasoning", name)) => reasoning(name, chunks),
         Some(("forced", which)) => forced(which, chunks),
+        Some(("hf", index)) => hf(index, chunks),
         None if parser == "harmony" => Some(harmony(chunks)),
         _ => None,
     };

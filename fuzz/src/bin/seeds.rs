@@ -293,7 +293,14 @@ fn parser_seeds() -> Vec<(String, Vec<u8>)> {
                 continue;
             };
             let kind = g["kind"].as_str().unwrap_or("tool");
-            let name = format!("{kind}:{parser}");
+            let name = if kind == "template" {
+                match parsers::hf_name(&g["response_template"]) {
+                    Some(name) => name,
+                    None => continue,
+                }
+            } else {
+                format!("{kind}:{parser}")
+            };
             out.push((name.clone(), parsers::input(&name, text)));
         }
     }
