@@ -4,8 +4,9 @@
 //! 0.33's `ChatCompletionRequest` / `CompletionRequest` / `SamplingParams` (named after it),
 //! with vLLM's message and the field as `param`. vLLM runs its tests on a tiny Llama; here the
 //! model is the Qwen3 fixture. The file's Messages and Responses tests are in
-//! `tests/messages_responses_render.rs`; the ones we cannot pass yet (assistant token masks
-//! from `{% generation %}` templates) are listed in `docs/api.md`.
+//! `tests/messages_responses_render.rs`. The assistant-mask tests come from vLLM's main branch
+//! (0.33 has no such field); `tests/assistant_mask_goldens.rs` checks the masks themselves
+//! against transformers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -648,22 +649,116 @@ fn tr_test_completion_render_multiple_prompts_token_offsets() {
     }
 }
 
-/// vLLM's mask tests that hold without `{% generation %}` support: the mask is absent unless
-/// asked for and the template marks assistant turns (the fixtures' do not).
+/// A server that takes request templates, as vLLM's test server for the mask tests does.
+fn post_trusted(path: &str, body: &Value) -> (u16, Value) {
+    static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let base = URL.get_or_init(|| {
+        let config = llm_render::server::ServerConfig {
+            render: llm_render::render::RenderOptions {
+                trust_request_chat_template: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        common::start_server(common::golden_registry(), config)
+    });
+    let r = client()
+        .post(format!("{base}{path}"))
+        .json(body)
+        .send()
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+/// vLLM's `_TEMPLATE_WITH_GENERATION`.
+const TEMPLATE_WITH_GENERATION: &str = "{% for m in messages %}{% if m['role'] == 'user' %}User: \
+    {{ m['content'] }}\n{% elif m['role'] == 'assistant' %}{% generation %}Assistant: \
+    {{ m['content'] }}\n{% endgeneration %}{% endif %}{% endfor %}";
+
 #[test]
-fn tr_test_chat_completion_render_assistant_tokens_mask_default_and_false() {
-    for extra in [
-        json!({}),
-        json!({"return_assistant_tokens_mask": false}),
-        json!({"return_assistant_tokens_mask": true}),
-    ] {
-        let (code, out) = post(CHAT, &chat(extra.clone()));
-        assert_eq!(code, 200, "{out}");
-        assert!(
-            out.get("assistant_tokens_mask").is_none_or(Value::is_null),
-            "{extra}"
-        );
-    }
+fn tr_test_chat_completion_render_assistant_tokens_mask_default() {
+    let (code, out) = post(
+        CHAT,
+        &json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "How are you?"}]}),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert!(out.get("assistant_tokens_mask").is_none_or(Value::is_null));
+}
+
+#[test]
+fn tr_test_chat_completion_render_assistant_tokens_mask_false() {
+    let (code, out) = post(CHAT, &chat(json!({"return_assistant_tokens_mask": false})));
+    assert_eq!(code, 200, "{out}");
+    assert!(out.get("assistant_tokens_mask").is_none_or(Value::is_null));
+}
+
+#[test]
+fn tr_test_chat_render_assistant_tokens_mask_null_without_gen_tags() {
+    let (code, out) = post(
+        CHAT,
+        &json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hi!"}], "return_assistant_tokens_mask": true}),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert!(out.get("assistant_tokens_mask").is_none_or(Value::is_null));
+}
+
+#[test]
+fn tr_test_chat_completion_render_assistant_tokens_mask_with_generation_tags() {
+    let (code, data) = post_trusted(
+        CHAT,
+        &json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hello"},
+            {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "Bye"}],
+            "chat_template": TEMPLATE_WITH_GENERATION, "return_assistant_tokens_mask": true}),
+    );
+    assert_eq!(code, 200, "{data}");
+    let mask: Vec<u64> = serde_json::from_value(data["assistant_tokens_mask"].clone()).unwrap();
+    let ids: Vec<u64> = serde_json::from_value(data["token_ids"].clone()).unwrap();
+    assert_eq!(mask.len(), ids.len());
+    assert!(mask.iter().all(|m| *m <= 1));
+    assert!(mask.iter().sum::<u64>() > 0);
+    let pick = |want: u64| -> Vec<u64> {
+        ids.iter()
+            .zip(&mask)
+            .filter(|(_, m)| **m == want)
+            .map(|(t, _)| *t)
+            .collect()
+    };
+    let (_, masked) = post("/detokenize", &json!({"model": "qwen3", "tokens": pick(1)}));
+    assert!(
+        masked["prompt"].as_str().unwrap().contains("Hi!"),
+        "{masked}"
+    );
+    let (_, rest) = post("/detokenize", &json!({"model": "qwen3", "tokens": pick(0)}));
+    let rest = rest["prompt"].as_str().unwrap();
+    assert!(!rest.contains("Hi!") && rest.contains("Bye"), "{rest:?}");
+}
+
+#[test]
+fn tr_test_chat_render_assistant_tokens_mask_follows_truncation() {
+    let body = json!({"model": "qwen3", "messages": [
+        {"role": "user", "content": "Hello hello hello hello hello hello"},
+        {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "Bye"}],
+        "chat_template": TEMPLATE_WITH_GENERATION, "return_assistant_tokens_mask": true});
+    let (code, full) = post_trusted(CHAT, &body);
+    assert_eq!(code, 200, "{full}");
+    let ids = full["token_ids"].as_array().unwrap().clone();
+    let mask = full["assistant_tokens_mask"].as_array().unwrap().clone();
+    assert!(mask.contains(&json!(1)));
+    let keep = ids.len() - 4;
+    assert_ne!(mask[mask.len() - keep..], mask[..keep]);
+    let mut cut = body.clone();
+    cut["truncate_prompt_tokens"] = json!(keep);
+    cut["truncation_side"] = json!("left");
+    let (code, data) = post_trusted(CHAT, &cut);
+    assert_eq!(code, 200, "{data}");
+    assert_eq!(data["token_ids"], json!(ids[ids.len() - keep..]));
+    assert_eq!(
+        data["assistant_tokens_mask"],
+        json!(mask[mask.len() - keep..])
+    );
 }
 
 /// The fields of vLLM's `GenerateRequest`, in its order.

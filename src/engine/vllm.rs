@@ -49,6 +49,8 @@ impl Wire for Vllm {
         g.stream_options = g.stream.then(|| serde_json::json!({"include_usage": true}));
         g.block_hashes = None;
         g.continuation = None;
+        // The render's answer to its client; the engine has no use for it.
+        g.assistant_tokens_mask = None;
         g.sampling_params.stop.clear();
         g.sampling_params.include_stop_str_in_output = false;
         // vLLM's `RequestOutputKind.DELTA`: each event carries only the new IDs

@@ -17,6 +17,11 @@ pub struct GenerateRequest {
     pub request_id: String,
     /// Shared with the prompt cache when it kept them.
     pub token_ids: std::sync::Arc<Vec<u32>>,
+    /// vLLM main's field (0.33 has none), written only when the request asked for it
+    /// (`return_assistant_tokens_mask`): one 0/1 per token, 1 inside the template's `{%
+    /// generation %}` blocks, or `null` when the template has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assistant_tokens_mask: Option<Option<Vec<u8>>>,
     /// With `return_token_offsets`: each token's (start, end) in characters of the prompt.
     pub token_offsets: Option<Vec<(usize, usize)>>,
     /// Multimodal features (images); `null` for text-only prompts.
@@ -100,6 +105,10 @@ impl GenerateRequest {
         serde_json::to_writer(&mut *out, &self.request_id)?;
         out.extend_from_slice(b",\"token_ids\":");
         super::fast_json::write_u32_array(out, &self.token_ids);
+        if let Some(mask) = &self.assistant_tokens_mask {
+            out.extend_from_slice(b",\"assistant_tokens_mask\":");
+            serde_json::to_writer(&mut *out, mask)?;
+        }
         out.extend_from_slice(b",\"token_offsets\":");
         serde_json::to_writer(&mut *out, &self.token_offsets)?;
         out.extend_from_slice(b",\"features\":");
@@ -161,6 +170,10 @@ impl GenerateRequest {
     pub fn json_size_hint(&self) -> usize {
         1024 + self.token_ids.len() * 7
             + self
+                .assistant_tokens_mask
+                .as_ref()
+                .map_or(0, |_| self.token_ids.len() * 2)
+            + self
                 .features
                 .as_ref()
                 .map_or(0, super::fast_json::size_hint)
@@ -221,6 +234,7 @@ mod tests {
         GenerateRequest {
             request_id: "chatcmpl-\"quoted\"\u{e9}".into(),
             token_ids: std::sync::Arc::new((0..2000).map(|i| i * 97 % 160_000).collect()),
+            assistant_tokens_mask: None,
             token_offsets: Some(vec![(0, 3), (3, 5)]),
             features,
             content_parts: None,

@@ -180,6 +180,11 @@ max_tokens_default = "super::sampling::no_max_tokens";
     /// of the template's rendering of that turn (`render::bridge`).
     #[serde(default)]
     pub continue_from: Option<ContinueFrom>,
+    /// vLLM main's `return_assistant_tokens_mask`: the render answers
+    /// `assistant_tokens_mask`, transformers' mask of the tokens inside the template's
+    /// `{% generation %}` blocks (`null` for a template without them).
+    #[serde(default)]
+    pub return_assistant_tokens_mask: bool,
 }
 }
 

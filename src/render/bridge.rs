@@ -92,6 +92,10 @@ fn check_request(
     for (set, field) in [
         (req.return_token_offsets, "return_token_offsets"),
         (
+            req.return_assistant_tokens_mask,
+            "return_assistant_tokens_mask",
+        ),
+        (
             req.truncate_prompt_tokens.is_some(),
             "truncate_prompt_tokens",
         ),

@@ -11,7 +11,7 @@ use super::{RenderOptions, Timings};
 use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{request_id, ChatRequest, GenerateRequest};
-use crate::template::env::py_space;
+use crate::template::env::{generation, py_space};
 use crate::template::messages::to_template_messages;
 use crate::template::native::NativeInput;
 use crate::template::{ChatTemplates, ImageRef, SelectError, Selected, TemplateEngine};
@@ -37,6 +37,9 @@ pub struct ChatRendered {
     pub timings: Timings,
     /// What `continue_from` did (`bridge.rs`); `None` without it.
     pub continuation: Option<crate::protocol::Continuation>,
+    /// With `return_assistant_tokens_mask` and a template with `{% generation %}` tags:
+    /// transformers' `assistant_masks` of the prompt, one entry per token of `token_ids`.
+    pub assistant_mask: Option<Vec<u8>>,
 }
 
 /// Renders and tokenizes a chat request, then builds vLLM's `GenerateRequest`. `media` holds
@@ -96,6 +99,9 @@ pub fn generate_request(
             ));
         }
         token_offsets = token_offsets.map(|o| o[keep.clone()].to_vec());
+        // vLLM main's mask is cut with the prompt it labels
+        // (`test_chat_render_assistant_tokens_mask_follows_truncation`).
+        rendered.assistant_mask = rendered.assistant_mask.map(|m| m[keep.clone()].to_vec());
         rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
     }
     // vLLM's `adjust_request` runs after the render.
@@ -134,6 +140,9 @@ pub fn generate_request(
             .unwrap_or_else(|| request_id("chatcmpl")),
         token_offsets,
         token_ids: rendered.token_ids,
+        assistant_tokens_mask: req
+            .return_assistant_tokens_mask
+            .then_some(rendered.assistant_mask),
         features: rendered.features,
         content_parts: None,
         sampling_params,
@@ -218,6 +227,13 @@ pub(super) fn render_template(
         }
         kwargs.insert("reasoning_effort".into(), effort.as_str().into());
     }
+    if continue_final && req.return_assistant_tokens_mask {
+        // transformers' `apply_chat_template` refuses the pair.
+        return Err(RequestError::invalid(
+            "return_assistant_tokens_mask",
+            "continue_final_message is not compatible with return_assistant_tokens_mask.",
+        ));
+    }
     if continue_final && add_generation_prompt {
         return Err(RequestError::invalid(
             "continue_final_message",
@@ -249,9 +265,18 @@ pub(super) fn render_template(
         SelectError::NoDefault(_) => RequestError::Template(e.to_string()),
     })?;
 
+    // The spans of `{% generation %}` blocks, tracked when the request asks for the mask
+    // and the template has them (transformers' test; without them vLLM's mask is null).
+    let track_generation =
+        req.return_assistant_tokens_mask && generation::has_generation_tags(selected.source);
     let native = selected
         .native
-        .filter(|_| opts.native_templates && !continue_final && req.chat_template.is_none())
+        .filter(|_| {
+            opts.native_templates
+                && !continue_final
+                && !track_generation
+                && req.chat_template.is_none()
+        })
         .and_then(|t| {
             t.render(&NativeInput {
                 messages: &req.messages,
@@ -266,16 +291,29 @@ pub(super) fn render_template(
             })
         });
     let mut images = Vec::new();
+    let mut spans = None;
     let (prompt, engine) = match native {
         Some(prompt) => (prompt, TemplateEngine::Native),
         None => {
+            let marker = track_generation.then(generation::new_marker);
             let args = TemplateArgs {
                 kwargs,
                 documents,
                 add_generation_prompt,
                 continue_final,
+                generation_marker: marker.clone(),
             };
             let mut prompt = render_with_minijinja(model, req, &selected, &mut images, args)?;
+            if let Some(marker) = marker {
+                let (text, found) = generation::take_spans(&prompt, &marker).ok_or_else(|| {
+                    RequestError::Template(
+                        "TemplateError: the chat template's {% generation %} blocks do not nest"
+                            .into(),
+                    )
+                })?;
+                prompt = text;
+                spans = Some(found);
+            }
             // minijinja's output grows by doubling; the prompt cache may keep this string,
             // and counts entries at their capacity.
             if prompt.capacity() > prompt.len() + prompt.len() / 8 {
@@ -288,6 +326,14 @@ pub(super) fn render_template(
     let t1 = Instant::now();
     let prompt = std::sync::Arc::new(prompt);
     let token_ids = model.encode_shared(&prompt)?;
+    // transformers' `char_to_token` over the encoding's offsets; for a prompt with images the
+    // mask labels the text's tokens, and is padded or cut to the expanded prompt below, as
+    // vLLM main pads or cuts it (with a warning that it is then misaligned).
+    let text_tokens = token_ids.len();
+    let assistant_mask = spans.and_then(|spans| {
+        let offsets = model.token_offsets(&prompt, &token_ids, false)?;
+        Some(generation::assistant_mask(&offsets, &spans))
+    });
     let timings = Timings {
         template: t1 - t0,
         tokenize: t1.elapsed(),
@@ -304,12 +350,19 @@ pub(super) fn render_template(
             ..ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?
         },
     )?;
+    let assistant_mask = assistant_mask.map(|mut m| {
+        if token_ids.len() != text_tokens {
+            m.resize(token_ids.len(), 0);
+        }
+        m
+    });
     Ok(ChatRendered {
         prompt,
         token_ids,
         features,
         timings,
         continuation: None,
+        assistant_mask,
     })
 }
 
@@ -321,6 +374,8 @@ struct TemplateArgs {
     documents: Option<serde_json::Value>,
     add_generation_prompt: bool,
     continue_final: bool,
+    /// The marker `{% generation %}` blocks wrap their bodies in, when tracked.
+    generation_marker: Option<String>,
 }
 
 /// The general path: the request becomes template values (see [`to_template_messages`])
@@ -367,6 +422,11 @@ fn render_with_minijinja(
     ctx.insert(
         "add_generation_prompt".into(),
         Value::from(args.add_generation_prompt),
+    );
+    // Set last, so that no `chat_template_kwargs` key can stand in for it.
+    ctx.insert(
+        generation::MARKER_VAR.into(),
+        Value::from(args.generation_marker),
     );
 
     let mut prompt = selected.render(&ctx)?;

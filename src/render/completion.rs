@@ -152,6 +152,7 @@ pub fn render_completion(
                 base_id.clone()
             },
             token_ids: ids.into(),
+            assistant_tokens_mask: None,
             token_offsets,
             features: None,
             content_parts: None,

@@ -39,5 +39,6 @@ pub fn render_prompt(
             template_engine: Some(TemplateEngine::Harmony),
         },
         continuation: None,
+        assistant_mask: None,
     })
 }

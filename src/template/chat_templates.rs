@@ -3,7 +3,7 @@
 //! Templates are compiled once, at model load, into one minijinja environment per model;
 //! rendering borrows it immutably, so requests render in parallel with no lock.
 
-use super::env::{new_environment, strip_generation_tags, RAISED_PREFIX};
+use super::env::{new_environment, rewrite_generation_tags, RAISED_PREFIX};
 use super::messages::ContentFormat;
 use super::native::NativeTemplate;
 use crate::error::RequestError;
@@ -74,7 +74,7 @@ impl ChatTemplates {
         let mut entries = Vec::with_capacity(templates.len());
         for (name, source) in templates {
             let format = ContentFormat::detect(&source);
-            env.add_template_owned(name.clone(), strip_generation_tags(&source))
+            env.add_template_owned(name.clone(), rewrite_generation_tags(&source))
                 .map_err(|error| TemplateLoadError::Compile {
                     name: name.clone(),
                     error,

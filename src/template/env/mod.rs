@@ -6,7 +6,8 @@
 //! * `tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)` = `json.dumps`;
 //! * `raise_exception(message)` raises `TemplateError(message)`;
 //! * `strftime_now(format)` = `datetime.now().strftime(format)`;
-//! * `{% generation %}…{% endgeneration %}` marks assistant spans (we render it as a no-op block).
+//! * `{% generation %}…{% endgeneration %}` marks assistant spans: a call block whose body
+//!   is marked when the render asks for `return_assistant_tokens_mask` (`generation.rs`).
 //!
 //! We add `fromjson` (the inverse of `tojson`, used by some tool templates) and Python string
 //! and dict methods (`.startswith`, `.split`, `.items()` …) from `minijinja_contrib::pycompat`.
@@ -23,10 +24,12 @@
 //! and the `.rsplit()`, `.zfill()` and `.splitlines()` methods are Jinja2's and Python's
 //! (`py_text.rs`).
 
+pub mod generation;
 mod py_print;
 mod py_text;
 mod py_types;
 
+pub use generation::rewrite_generation_tags;
 pub use py_text::py_space;
 
 use super::pyjson::{self, DumpOptions};
@@ -36,7 +39,6 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 use py_print::{py_formatter, py_string};
 use py_text::{py_center, py_escape, py_indent, py_methods, py_title, py_trim, py_truncate};
 use py_types::{is_iterable, is_sequence, py_float, py_int};
-use std::sync::OnceLock;
 
 /// Marker put at the front of errors raised by a template's own `raise_exception`, so the
 /// error mapper can report the template's message verbatim.
@@ -73,6 +75,7 @@ pub fn new_environment(fuel: Option<u64>) -> Result<Environment<'static>, Error>
     env.add_filter("fromjson", fromjson);
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
+    env.add_function(generation::FUNCTION, generation::generation);
     Ok(env)
 }
 /// A filter's arguments as Jinja2 passes them: positionally in the order of `names`, or by
@@ -96,26 +99,6 @@ fn filter_args<const N: usize>(
     }
     kwargs.assert_all_used()?;
     Ok(out)
-}
-
-/// Rewrites `{% generation %}` / `{% endgeneration %}` (transformers' assistant-mask tags) into
-/// an always-true `if` block, keeping their whitespace-control dashes so trimming is unchanged.
-pub fn strip_generation_tags(source: &str) -> String {
-    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
-    let re = RE.get_or_init(|| regex::Regex::new(r"\{%(-?)\s*(end)?generation\s*(-?)%\}").ok());
-    match re {
-        Some(re) => re
-            .replace_all(source, |c: &regex::Captures| {
-                let body = if c.get(2).is_some() {
-                    "endif"
-                } else {
-                    "if true"
-                };
-                format!("{{%{} {} {}%}}", &c[1], body, &c[3])
-            })
-            .into_owned(),
-        None => source.to_string(),
-    }
 }
 
 /// `tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`, with the
@@ -220,7 +203,7 @@ pub(crate) mod tests {
     /// Renders `src` with `ctx` in the chat template environment.
     pub(crate) fn render(src: &str, ctx: serde_json::Value) -> Result<String, Error> {
         let mut env = new_environment(Some(100_000))?;
-        env.add_template_owned("t", strip_generation_tags(src))?;
+        env.add_template_owned("t", rewrite_generation_tags(src))?;
         env.get_template("t")?
             .render(Value::from(minijinja::value::Serde(ctx)))
     }
