@@ -45,6 +45,14 @@ pub fn dumps(value: &Value, opts: &DumpOptions) -> Result<String, Error> {
     Ok(out)
 }
 
+/// Containers nested deeper than this are refused (Python raises `RecursionError` near 1,000
+/// levels, or `ValueError: Circular reference detected` for a value that holds itself; here
+/// one bound covers both and stays within a worker's stack).
+const MAX_DEPTH: usize = 256;
+/// Output past this is refused: a list doubled by reference (`[v, v]` forty times) would
+/// otherwise write 2^40 items.
+const MAX_BYTES: usize = 64 << 20;
+
 fn not_serializable(value: &Value) -> Error {
     Error::new(
         ErrorKind::InvalidOperation,
@@ -63,6 +71,18 @@ fn write_value(
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
         ValueKind::Number => write_number(out, value),
         ValueKind::String => write_str(out, value.as_str().unwrap_or_default(), opts.ensure_ascii),
+        ValueKind::Seq | ValueKind::Iterable | ValueKind::Map
+            if level >= MAX_DEPTH || out.len() > MAX_BYTES =>
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "tojson: the value is nested deeper than {MAX_DEPTH} levels, holds itself, \
+                     or makes more than {} MiB of JSON",
+                    MAX_BYTES >> 20
+                ),
+            ));
+        }
         ValueKind::Seq | ValueKind::Iterable => {
             let items: Vec<Value> = value.try_iter()?.collect();
             write_container(out, opts, level, '[', ']', &items, |out, item, level| {

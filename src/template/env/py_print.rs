@@ -40,12 +40,52 @@ pub(super) fn py_string(value: Value) -> Value {
 /// with a non-ASCII character Python escapes (where minijinja prints otherwise); `None` for
 /// everything else, which minijinja prints as Python does (tuples from `items` included).
 fn py_str(v: &Value) -> Option<String> {
-    if !(is_float(v) || (is_container(v) && differs_in_repr(v))) {
+    if !(is_float(v) || (is_container(v) && differs_in_repr(v, &mut Budget::new()))) {
         return None;
     }
     let mut s = String::new();
-    py_repr(&mut s, v, true);
+    py_repr(&mut s, v, true, &mut Budget::new());
     Some(s)
+}
+
+/// How deep and how much of a value the walks below may visit, as minijinja's own
+/// formatting is bounded (vendor/minijinja, `value/fmt_guard.rs`): a value that holds itself,
+/// one nested past any real template's depth, or a list doubled by reference would otherwise
+/// recurse until the stack overflows or print without end. Past the budget a walk stops:
+/// [`differs_in_repr`] answers no (minijinja's bounded formatting prints the value), and
+/// [`py_repr`] writes `...`, as Python's repr writes a container it is already printing.
+struct Budget {
+    depth: u32,
+    visits: u64,
+    bytes: u64,
+}
+
+impl Budget {
+    const MAX_DEPTH: u32 = 256;
+    const MAX_VISITS: u64 = 1 << 20;
+    const MAX_BYTES: u64 = 64 << 20;
+
+    fn new() -> Self {
+        Budget {
+            depth: 0,
+            visits: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Enters a container, or `false` when the walk must stop here.
+    fn enter(&mut self) -> bool {
+        if self.depth >= Self::MAX_DEPTH || self.visits >= Self::MAX_VISITS {
+            return false;
+        }
+        self.depth += 1;
+        self.visits += 1;
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
 }
 
 fn is_float(v: &Value) -> bool {
@@ -58,14 +98,26 @@ fn is_container(v: &Value) -> bool {
 
 /// Whether minijinja's `repr` of `v` differs from Python's: `v` holds a float, or a string
 /// with a non-printable character beyond ASCII (minijinja escapes only controls).
-fn differs_in_repr(v: &Value) -> bool {
+fn differs_in_repr(v: &Value, budget: &mut Budget) -> bool {
     match v.kind() {
-        ValueKind::Seq => v
-            .try_iter()
-            .is_ok_and(|mut it| it.any(|x| differs_in_repr(&x))),
-        ValueKind::Map => v.try_iter().is_ok_and(|mut it| {
-            it.any(|k| differs_in_repr(&k) || v.get_item(&k).is_ok_and(|x| differs_in_repr(&x)))
-        }),
+        ValueKind::Seq | ValueKind::Map if !budget.enter() => false,
+        ValueKind::Seq => {
+            let differs = v
+                .try_iter()
+                .is_ok_and(|mut it| it.any(|x| differs_in_repr(&x, budget)));
+            budget.leave();
+            differs
+        }
+        ValueKind::Map => {
+            let differs = v.try_iter().is_ok_and(|mut it| {
+                it.any(|k| {
+                    differs_in_repr(&k, budget)
+                        || v.get_item(&k).is_ok_and(|x| differs_in_repr(&x, budget))
+                })
+            });
+            budget.leave();
+            differs
+        }
         ValueKind::String => v
             .as_str()
             .is_some_and(|s| s.chars().any(|c| !c.is_ascii() && !py_printable(c))),
@@ -74,7 +126,7 @@ fn differs_in_repr(v: &Value) -> bool {
 }
 
 /// Python's `str` (`top`) or `repr` (inside a container) of `v`.
-fn py_repr(out: &mut String, v: &Value, top: bool) {
+fn py_repr(out: &mut String, v: &Value, top: bool, budget: &mut Budget) {
     use std::fmt::Write;
     if is_float(v) {
         let f = f64::try_from(v.clone()).unwrap_or(f64::NAN);
@@ -86,15 +138,17 @@ fn py_repr(out: &mut String, v: &Value, top: bool) {
         return;
     }
     match v.kind() {
+        ValueKind::Seq | ValueKind::Map if !budget.enter() => out.push_str("..."),
         ValueKind::Seq => {
             out.push('[');
             for (i, x) in v.try_iter().into_iter().flatten().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                py_repr(out, &x, false);
+                py_repr(out, &x, false, budget);
             }
             out.push(']');
+            budget.leave();
         }
         ValueKind::Map => {
             out.push('{');
@@ -102,13 +156,22 @@ fn py_repr(out: &mut String, v: &Value, top: bool) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                py_repr(out, &k, false);
+                py_repr(out, &k, false, budget);
                 out.push_str(": ");
-                py_repr(out, &v.get_item(&k).unwrap_or_default(), false);
+                py_repr(out, &v.get_item(&k).unwrap_or_default(), false, budget);
             }
             out.push('}');
+            budget.leave();
         }
-        ValueKind::String if !top => py_str_repr(out, v.as_str().unwrap_or_default()),
+        ValueKind::String if !top => {
+            let text = v.as_str().unwrap_or_default();
+            budget.bytes = budget.bytes.saturating_add(text.len() as u64);
+            if budget.bytes > Budget::MAX_BYTES {
+                out.push_str("...");
+            } else {
+                py_str_repr(out, text);
+            }
+        }
         _ if top => {
             let _ = write!(out, "{v}");
         }

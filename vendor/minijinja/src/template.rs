@@ -323,14 +323,21 @@ impl<'env, 'source> Template<'env, 'source> {
         root: Value,
         out: &mut Output,
     ) -> Result<(Option<Value>, State<'_, 'env>), Error> {
-        vm::eval(
+        // llm-render patch: a comparison past its bounds fails the render
+        // (value/fmt_guard.rs).
+        crate::value::fmt_guard::reset_overflow();
+        let rv = vm::eval(
             self.env,
             &self.compiled.instructions,
             root,
             &self.compiled.blocks,
             out,
             self.compiled.initial_auto_escape.clone(),
-        )
+        );
+        match crate::value::fmt_guard::overflow_error() {
+            Some(err) if rv.is_ok() => Err(err),
+            _ => rv,
+        }
     }
 
     /// Returns a set of all undeclared variables in the template.

@@ -257,7 +257,9 @@ impl Object for StaticKeyMap {
 mod type_erase;
 mod argtypes;
 #[cfg(feature = "serde")]
+pub(crate) mod deep_drop;
 mod deserialize;
+pub(crate) mod fmt_guard;
 pub(crate) mod merge_object;
 pub(crate) mod namespace_object;
 mod object;
@@ -656,6 +658,9 @@ impl fmt::Debug for ValueRepr {
                         }
                     }
                 }
+                if !fmt_guard::spend_bytes(val.len()) {
+                    return f.write_str("...");
+                }
                 python_string_debug_fmt(val, f)
             }
             ValueRepr::SmallStr(ref val) => python_string_debug_fmt(val.as_str(), f),
@@ -670,7 +675,10 @@ impl fmt::Debug for ValueRepr {
                 }
                 write!(f, "'")
             }
-            ValueRepr::Object(ref val) => val.render(f),
+            ValueRepr::Object(ref val) => match fmt_guard::enter_object() {
+                Some(_guard) => val.render(f),
+                None => f.write_str("..."),
+            },
         }
     }
 }
@@ -733,6 +741,10 @@ impl PartialEq for Value {
                                 return rv == Ordering::Equal;
                             }
                         }
+                        // llm-render patch: bounded, as formatting is (fmt_guard.rs).
+                        let Some(_guard) = fmt_guard::enter_compare() else {
+                            return false;
+                        };
                         match (a.repr(), b.repr()) {
                             (ObjectRepr::Map, ObjectRepr::Map) => {
                                 // only if we have known lengths can we compare the enumerators
@@ -942,6 +954,10 @@ impl Ord for Value {
                                 return rv;
                             }
                         }
+                        // llm-render patch: bounded, as formatting is (fmt_guard.rs).
+                        let Some(_guard) = fmt_guard::enter_compare() else {
+                            return Ordering::Equal;
+                        };
                         match (a.repr(), b.repr()) {
                             (ObjectRepr::Map, ObjectRepr::Map) => {
                                 // This is not really correct.  Because the keys can be in arbitrary
@@ -1003,11 +1019,15 @@ impl fmt::Display for Value {
             ValueRepr::None => f.write_str("None"),
             ValueRepr::Invalid(ref val) => write!(f, "<invalid value: {val}>"),
             ValueRepr::I128(val) => write!(f, "{}", { val.0 }),
+            ValueRepr::String(ref val, _) if !fmt_guard::spend_bytes(val.len()) => f.write_str("..."),
             ValueRepr::String(ref val, _) => write!(f, "{val}"),
             ValueRepr::SmallStr(ref val) => write!(f, "{}", val.as_str()),
             ValueRepr::Bytes(ref val) => write!(f, "{}", String::from_utf8_lossy(val)),
             ValueRepr::U128(val) => write!(f, "{}", { val.0 }),
-            ValueRepr::Object(ref x) => write!(f, "{x}"),
+            ValueRepr::Object(ref x) => match fmt_guard::enter_object() {
+                Some(_guard) => write!(f, "{x}"),
+                None => f.write_str("..."),
+            },
         }
     }
 }

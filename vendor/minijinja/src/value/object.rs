@@ -953,6 +953,11 @@ impl DynObject {
 
 impl Hash for DynObject {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // llm-render patch: the walk is bounded as formatting is (fmt_guard.rs); past the
+        // bound, deeper items are left out of the hash, which equal values still share.
+        let Some(_guard) = super::fmt_guard::enter_object() else {
+            return;
+        };
         if let Some(iter) = self.try_iter_pairs() {
             for (key, value) in iter {
                 key.hash(state);

@@ -128,7 +128,8 @@ macro_rules! type_erase {
 
             impl Drop for $erased_t_name {
                 fn drop(&mut self) {
-                    (vt(self).__decref)(self.ptr);
+                    // llm-render patch: without recursion at any depth (deep_drop.rs).
+                    $crate::value::deep_drop::release(self.ptr, vt(self).__decref);
                 }
             }
 
