@@ -655,3 +655,33 @@ fn a_cancelled_render_stops_before_its_images() {
     let gone = cancel::scope(flag, || render_chat(&model, &req, &opts, None));
     assert!(matches!(gone, Err(RequestError::Cancelled)), "{gone:?}");
 }
+
+/// vLLM's `test_render_multimodal.py::test_tokenize_matches_render_for_multimodal_input`:
+/// `/tokenize` of an image chat gives the render's token IDs (placeholders expanded) and
+/// their count.
+#[test]
+fn tr_test_tokenize_matches_render_for_multimodal_input() {
+    let base = vl_server(Default::default());
+    let png = std::fs::read(fixtures().join("goldens/images/gray_256x192.png")).unwrap();
+    let body = image_request(&[data_url("image/png", &png)]);
+    let (code, render) = post(&base, &body);
+    assert_eq!(code, 200, "{render}");
+    let resp = common::client()
+        .post(format!("{base}/tokenize"))
+        .json(&body)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let tokenize: Value = resp.json().unwrap();
+    assert_eq!(tokenize["tokens"], render["token_ids"]);
+    assert_eq!(
+        tokenize["count"].as_u64().unwrap() as usize,
+        render["token_ids"].as_array().unwrap().len()
+    );
+    assert!(
+        render["features"]["mm_placeholders"]["image"][0]["length"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

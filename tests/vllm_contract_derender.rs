@@ -746,3 +746,99 @@ fn v_thinking_off_is_each_familys_own() {
         assert_eq!(message["content"], want.1, "{parser} {extra}: {out}");
     }
 }
+
+#[test]
+fn tdd_test_derender_chat_model_omitted_resolves_served_name() {
+    // vLLM's test server serves one model; so does this one.
+    static URL: OnceLock<String> = OnceLock::new();
+    let base = URL.get_or_init(|| {
+        let config = ServerConfig {
+            derender: DerenderConfig {
+                reasoning_parser: "none".into(),
+                tool_call_parser: "none".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        start_server(common::qwen3_only(), config)
+    });
+    let body = json!({"generate_response": {"request_id": "chatcmpl-test-id",
+        "choices": [{"index": 0, "token_ids": ids("Hello there, friend")[..3], "finish_reason": "stop",
+        "logprobs": null}], "prompt_logprobs": null, "kv_transfer_params": null, "metrics": null}});
+    let r = client()
+        .post(format!("{base}{CHAT}"))
+        .json(&body)
+        .send()
+        .unwrap();
+    let status = r.status().as_u16();
+    let out: Value = r.json().unwrap();
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["model"], "qwen3");
+}
+
+#[test]
+fn tdd_test_derender_chat_metrics_passthrough() {
+    let spec = json!({"mean_acceptance_length": 2.0, "draft_acceptance_rate": 0.5,
+        "acceptance_histogram": [0, 1], "num_spec_steps": 1, "num_accepted_draft_tokens": 1,
+        "num_draft_tokens": 2, "num_spec_tokens": 1});
+    let mut gr = generate_response(json!(ids("Hello there")));
+    gr["metrics"] = json!({"speculative_decoding": spec});
+    let (code, out) = post(CHAT, &chat(json!({"generate_response": gr})));
+    assert_eq!(code, 200, "{out}");
+    let metrics = out["metrics"].as_object().unwrap();
+    let mut keys: Vec<&str> = metrics.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "generation_time_ms",
+            "mean_itl_ms",
+            "queue_time_ms",
+            "speculative_decoding",
+            "time_to_first_token_ms",
+            "tokens_per_second"
+        ]
+    );
+    for (k, v) in metrics {
+        if k != "speculative_decoding" {
+            assert!(v.is_null(), "{k}: {v}");
+        }
+    }
+    let mut want = spec.clone();
+    want["per_step_accepted"] = Value::Null;
+    want["per_step_drafted"] = Value::Null;
+    assert_eq!(metrics["speculative_decoding"], want);
+}
+
+#[test]
+fn tdd_stream_test_streaming_usage_chunk() {
+    let token_ids = ids("Hello there, how are you today?");
+    let token_ids = &token_ids[..6];
+    let first = json!({"stream": true, "model": "qwen3", "generate_chunk": {"request_id": "usage-test",
+        "choices": [{"index": 0, "token_ids": token_ids, "finish_reason": "stop"}]},
+        "stream_state": null});
+    let (code, out) = post(COMPLETION, &first);
+    assert_eq!(code, 200, "{out}");
+    let usage = json!({"stream": true, "model": "qwen3", "generate_chunk": {"request_id": "usage-test",
+        "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16}},
+        "stream_state": out["stream_state"], "prompt_tokens": 10});
+    let (code, out) = post(COMPLETION, &usage);
+    assert_eq!(code, 200, "{out}");
+    let chunk = &out["chunk"];
+    assert_eq!(chunk["choices"], json!([]), "{out}");
+    assert_eq!(chunk["usage"]["prompt_tokens"], 10);
+    assert_eq!(chunk["usage"]["completion_tokens"], 6);
+}
+
+/// **(ext)** `TestServingDerenderStreamValidation.test_too_many_choices_rejected` holds vLLM's
+/// stream to one sequence ("at most one choice"); ours streams `n` choices through one
+/// signed state, so the same chunk is answered, each choice on its own (listed in
+/// `docs/api.md`, "Known differences").
+#[test]
+fn ext_stream_chunk_with_several_choices_is_answered() {
+    let body = json!({"stream": true, "model": "qwen3", "generate_chunk": {"request_id": "t",
+        "choices": [{"index": 0, "token_ids": [1]}, {"index": 1, "token_ids": [1]}]}});
+    let (code, out) = post(COMPLETION, &body);
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["chunk"]["choices"].as_array().unwrap().len(), 2);
+}
