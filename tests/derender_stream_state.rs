@@ -260,6 +260,11 @@ fn vllms_field_validators_hold() {
             "stream_state",
         ),
         (
+            json!({"read_offset": -1}),
+            "invalid stream_state",
+            "stream_state",
+        ),
+        (
             json!({"prev_tokens": ["a"], "read_offset": 2}),
             "read_offset",
             "stream_state.read_offset",
@@ -272,6 +277,10 @@ fn vllms_field_validators_hold() {
     ] {
         assert_error(&call(state.clone()), 400, needle, Some(param));
     }
+    // At vLLM's cap, `prev_tokens` is accepted (`test_prev_tokens_at_cap_accepted`).
+    let at_cap: Vec<String> = vec!["a".into(); 1024];
+    let got = call(json!({"prev_tokens": at_cap, "prefix_offset": 0, "read_offset": 0}));
+    assert_eq!(got.0, 200, "{:?}", got.1);
     // Unknown fields are ignored, as pydantic's default.
     let (status, body) = call(json!({"role_sent": true, "something_else": 1}));
     assert_eq!(status, 200, "{body}");
