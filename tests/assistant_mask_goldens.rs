@@ -11,27 +11,10 @@
 mod common;
 
 use common::*;
-use llm_render::render::RenderOptions;
-use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
-use std::sync::OnceLock;
-
-fn server() -> &'static str {
-    static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let config = ServerConfig {
-            render: RenderOptions {
-                trust_request_chat_template: true,
-                ..RenderOptions::default()
-            },
-            ..ServerConfig::default()
-        };
-        start_server(golden_registry(), config)
-    })
-}
 
 fn render(body: &Value) -> (u16, Value) {
-    post_json(&chat_url(server()), body)
+    post_json(&chat_url(trusted_template_server()), body)
 }
 
 #[test]

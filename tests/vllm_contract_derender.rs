@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{client, golden_registry, start_server};
+use common::{client, derender_server, golden_registry, start_server};
 use llm_render::derender::DerenderConfig;
 use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
@@ -18,17 +18,7 @@ use std::sync::OnceLock;
 /// The golden models served without output parsers, as vLLM's test server runs.
 fn server() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let config = ServerConfig {
-            derender: DerenderConfig {
-                reasoning_parser: "none".into(),
-                tool_call_parser: "none".into(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        start_server(golden_registry(), config)
-    })
+    URL.get_or_init(|| derender_server(golden_registry(), "none", "none"))
 }
 
 fn post(path: &str, body: &Value) -> (u16, Value) {
@@ -750,29 +740,11 @@ fn v_thinking_off_is_each_familys_own() {
 #[test]
 fn tdd_test_derender_chat_model_omitted_resolves_served_name() {
     // vLLM's test server serves one model; so does this one.
-    static URL: OnceLock<String> = OnceLock::new();
-    let base = URL.get_or_init(|| {
-        let config = ServerConfig {
-            derender: DerenderConfig {
-                reasoning_parser: "none".into(),
-                tool_call_parser: "none".into(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        start_server(common::qwen3_only(), config)
-    });
+    let base = derender_server(common::qwen3_only(), "none", "none");
     let body = json!({"generate_response": {"request_id": "chatcmpl-test-id",
         "choices": [{"index": 0, "token_ids": ids("Hello there, friend")[..3], "finish_reason": "stop",
         "logprobs": null}], "prompt_logprobs": null, "kv_transfer_params": null, "metrics": null}});
-    let r = client()
-        .post(format!("{base}{CHAT}"))
-        .json(&body)
-        .send()
-        .unwrap();
-    let status = r.status().as_u16();
-    let out: Value = r.json().unwrap();
-    assert_eq!(status, 200, "{out}");
+    let out = common::post_ok(&format!("{base}{CHAT}"), &body);
     assert_eq!(out["model"], "qwen3");
 }
 

@@ -651,24 +651,10 @@ fn tr_test_completion_render_multiple_prompts_token_offsets() {
 
 /// A server that takes request templates, as vLLM's test server for the mask tests does.
 fn post_trusted(path: &str, body: &Value) -> (u16, Value) {
-    static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let base = URL.get_or_init(|| {
-        let config = llm_render::server::ServerConfig {
-            render: llm_render::render::RenderOptions {
-                trust_request_chat_template: true,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        common::start_server(common::golden_registry(), config)
-    });
-    let r = client()
-        .post(format!("{base}{path}"))
-        .json(body)
-        .send()
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().unwrap_or(Value::Null))
+    common::post_json(
+        &format!("{}{path}", common::trusted_template_server()),
+        body,
+    )
 }
 
 /// vLLM's `_TEMPLATE_WITH_GENERATION`.

@@ -47,11 +47,15 @@ pub fn dumps(value: &Value, opts: &DumpOptions) -> Result<String, Error> {
 
 /// Containers nested deeper than this are refused (Python raises `RecursionError` near 1,000
 /// levels, or `ValueError: Circular reference detected` for a value that holds itself; here
-/// one bound covers both and stays within a worker's stack).
-const MAX_DEPTH: usize = 256;
+/// one bound covers both and stays within a worker's stack). The printing of values
+/// (`env/py_print.rs`) walks under the same bound, as the patched minijinja's does
+/// (`vendor/minijinja/src/value/fmt_guard.rs`); a value from a request is at most serde_json's
+/// 128 levels deep.
+pub(crate) const MAX_DEPTH: usize = 256;
 /// Output past this is refused: a list doubled by reference (`[v, v]` forty times) would
-/// otherwise write 2^40 items.
-const MAX_BYTES: usize = 64 << 20;
+/// otherwise write 2^40 items. The printing of values writes `...` past as many bytes of
+/// strings.
+pub(crate) const MAX_BYTES: usize = 64 << 20;
 
 fn not_serializable(value: &Value) -> Error {
     Error::new(

@@ -87,6 +87,22 @@ pub fn golden_server() -> &'static str {
     URL.get_or_init(|| start_server(golden_registry(), ServerConfig::default()))
 }
 
+/// The golden models on a server that takes request templates
+/// (`--trust-request-chat-template`), shared by the tests of one binary.
+pub fn trusted_template_server() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let config = ServerConfig {
+            render: llm_render::render::RenderOptions {
+                trust_request_chat_template: true,
+                ..Default::default()
+            },
+            ..ServerConfig::default()
+        };
+        start_server(golden_registry(), config)
+    })
+}
+
 pub fn client() -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
         .timeout(std::time::Duration::from_secs(60))

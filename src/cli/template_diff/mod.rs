@@ -400,7 +400,7 @@ pub fn compare(
     })
 }
 
-fn read_json(path: &str, what: &str) -> anyhow::Result<Value> {
+fn read_json<T: serde::de::DeserializeOwned>(path: &str, what: &str) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{what} {path}: {e}"))?;
     serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{what} {path}: {e}"))
 }
@@ -425,24 +425,18 @@ fn cases(args: &TemplateDiffArgs) -> anyhow::Result<Vec<Case>> {
         .messages
         .as_deref()
         .ok_or_else(|| anyhow::anyhow!("pass --messages FILE or --cases FILE"))?;
-    let messages = match read_json(path, "--messages")? {
+    let messages = match read_json::<Value>(path, "--messages")? {
         Value::Object(mut o) => o.remove("messages").unwrap_or(Value::Null),
         v => v,
     };
     let messages: Vec<Map<String, Value>> = serde_json::from_value(messages)
         .map_err(|e| anyhow::anyhow!("--messages: expected a list of messages: {e}"))?;
     let reply_ids = match &args.reply_ids {
-        Some(p) => Some(
-            serde_json::from_value(read_json(p, "--reply-ids")?)
-                .map_err(|e| anyhow::anyhow!("--reply-ids {p}: {e}"))?,
-        ),
+        Some(p) => Some(read_json(p, "--reply-ids")?),
         None => None,
     };
     let tools = match &args.tools {
-        Some(p) => Some(
-            serde_json::from_value(read_json(p, "--tools")?)
-                .map_err(|e| anyhow::anyhow!("--tools {p}: {e}"))?,
-        ),
+        Some(p) => Some(read_json(p, "--tools")?),
         None => None,
     };
     let chat_template_kwargs = match &args.chat_template_kwargs {

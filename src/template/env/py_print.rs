@@ -55,15 +55,15 @@ fn py_str(v: &Value) -> Option<String> {
 /// [`differs_in_repr`] answers no (minijinja's bounded formatting prints the value), and
 /// [`py_repr`] writes `...`, as Python's repr writes a container it is already printing.
 struct Budget {
-    depth: u32,
+    depth: usize,
     visits: u64,
     bytes: u64,
 }
 
 impl Budget {
-    const MAX_DEPTH: u32 = 256;
+    const MAX_DEPTH: usize = pyjson::MAX_DEPTH;
     const MAX_VISITS: u64 = 1 << 20;
-    const MAX_BYTES: u64 = 64 << 20;
+    const MAX_BYTES: u64 = pyjson::MAX_BYTES as u64;
 
     fn new() -> Self {
         Budget {
