@@ -347,6 +347,7 @@ pub(super) fn render_template(
         media,
         &ImageKwargs {
             no_payload: req.no_mm_payload(),
+            raw_images: req.skip_pixel_values,
             ..ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?
         },
     )?;

@@ -226,7 +226,7 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 echo,
             });
         }
-        let (model, mut original, req, shape) = match route {
+        let (model, mut original, mut req, shape) = match route {
             Route::Chat => {
                 let original: Map<String, Value> = parse_json(&bytes)?;
                 let req: ChatRequest = parse_json_shared(&bytes)?;
@@ -248,6 +248,12 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 (model, map, req, shape)
             }
         };
+        // The engine needs the pixels: the render-only payload choices (`mm_payload`,
+        // `return_mm_kwargs`, `skip_pixel_values`) are ignored here, as vLLM's own
+        // chat route ignores them.
+        req.skip_pixel_values = false;
+        req.mm_payload = None;
+        req.return_mm_kwargs = None;
         let echo = match shape {
             Shape::Chat => echo::Echo::chat(&original)?,
             _ => None,
