@@ -387,6 +387,7 @@ async fn run(
         ))
         .into_response();
     }
+    let trace = super::otel::downstream();
     let mut attempt = 0;
     let (events, first, guard) = loop {
         // Each attempt has an engine id of its own (the response keeps the render's): a late
@@ -402,7 +403,7 @@ async fn run(
             Ok(b) => b,
             Err(e) => return engine_error(&st, e).into_response(),
         };
-        let err = match engine.generate(body).await {
+        let err = match engine.generate(body, trace.as_ref()).await {
             Ok(mut events) => match events.next().await {
                 Ok(Some(first)) => break (events, first, guard),
                 // The engine finished the request without an event: not sent again.
