@@ -104,6 +104,14 @@ pub fn generate_request(
         rendered.assistant_mask = rendered.assistant_mask.map(|m| m[keep.clone()].to_vec());
         rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
     }
+    if rendered.token_ids.is_empty() {
+        // vLLM's render refuses a prompt that renders to nothing (`serving.py`), a template
+        // that writes nothing for these messages.
+        return Err(RequestError::invalid(
+            "messages",
+            "No token_ids rendered: the chat template wrote nothing for these messages",
+        ));
+    }
     // vLLM's `adjust_request` runs after the render.
     super::parse_context::check_response_template(opts, model, req)?;
     let mut sampling_params =
