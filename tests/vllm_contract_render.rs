@@ -803,5 +803,9 @@ fn v_no_token_ids_rendered() {
     let (code, out) = post_trusted("/v1/chat/completions/render", &body);
     refused((code, out), Some("messages"), "No token_ids rendered");
     let body = json!({"model": "qwen3", "prompt": ""});
-    refused(post("/v1/completions/render", &body), Some("prompt"), "No token_ids rendered");
+    refused(
+        post("/v1/completions/render", &body),
+        Some("prompt"),
+        "No token_ids rendered",
+    );
 }

@@ -397,7 +397,10 @@ fn server_config(
                 ..args.model.render_options()
             }
         },
-        derender: args.parsers.derender_config(),
+        derender: crate::derender::DerenderConfig {
+            default_chat_template_kwargs: args.model.default_kwargs(),
+            ..args.parsers.derender_config()
+        },
         engine,
         access_log: args.access_log,
         traces: None,
