@@ -82,8 +82,9 @@ CONFIGS = {
 }
 
 
-def model_dir(fixture, added):
-    """A fixture model with `added` appended as (non-special) tokens."""
+def model_dir(fixture, added, config_extra=None):
+    """A fixture model with `added` appended as (non-special) tokens, and `config_extra`
+    merged into its `tokenizer_config.json` (a Hunyuan v3 `token_suffix`)."""
     d = tempfile.mkdtemp(prefix=f"{fixture}-")
     src = os.path.join(ROOT, "fixtures/models", fixture)
     t = json.load(gzip.open(os.path.join(src, "tokenizer.json.gz")))
@@ -102,6 +103,7 @@ def model_dir(fixture, added):
             shutil.copy(os.path.join(src, f), d)
     cfg_path = os.path.join(d, "tokenizer_config.json")
     cfg = json.load(open(cfg_path)) if os.path.exists(cfg_path) else {}
+    cfg.update(config_extra or {})
     dec = cfg.setdefault("added_tokens_decoder", {})
     for a in new:
         dec[str(a["id"])] = {k: a[k] for k in ("content", "single_word", "lstrip", "rstrip",
@@ -319,6 +321,18 @@ def run_reasoning_end(out, spec, case, cls, tok):
     write_line(out, line, case, f"reasoning_end {spec['parser']}")
 
 
+def suffixes(tok):
+    """The Hunyuan token suffixes vLLM's hy_v3 (`init_kwargs["token_suffix"]`) and hy_v4
+    (`detect_token_suffix` of the vocabulary) parsers read, where set."""
+    from vllm.tool_parsers.hy_v4_tool_parser import detect_token_suffix
+    out = {}
+    if s := (getattr(tok, "init_kwargs", None) or {}).get("token_suffix"):
+        out["token_suffix"] = s
+    if s := detect_token_suffix(tok):
+        out["vocab_token_suffix"] = s
+    return out
+
+
 def run_family(out, spec):
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.reasoning import ReasoningParserManager
@@ -327,7 +341,8 @@ def run_family(out, spec):
 
     kind, name = spec["kind"], spec["parser"]
     vname = spec.get("vllm_parser", name)
-    d = model_dir(spec.get("fixture", "qwen3"), spec.get("added_tokens", []))
+    d = model_dir(spec.get("fixture", "qwen3"), spec.get("added_tokens", []),
+                  spec.get("tokenizer_config"))
     try:
         tok = get_tokenizer(d)
         for m in spec.get("added_tokens", []):
@@ -352,7 +367,7 @@ def run_family(out, spec):
                 run_reasoning_end(out, spec, case, cls, tok)
                 continue
             line = {"kind": kind, "parser": name, "vllm_parser": vname, "id": case["id"],
-                    "text": case["text"], "source": case["source"]}
+                    "text": case["text"], "source": case["source"], **suffixes(tok)}
             if kind in ("tool", "parser"):
                 line["tools"] = tools
             kwargs = case.get("parser_kwargs", spec.get("parser_kwargs"))

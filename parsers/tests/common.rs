@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use llm_render_parsers::{
-    reasoning_parser_with, tool_parser, tool_parser_with, Parsed, ParserSettings, ReasoningParser,
+    reasoning_parser_with, tool_parser_with, Parsed, ParserSettings, ReasoningParser,
     ResponseTemplate, Split, ToolCall, ToolParser, ToolSchemas, RESPONSE_TEMPLATE,
 };
 use serde_json::{json, Value};
@@ -104,7 +104,20 @@ pub fn chunkings(text: &str) -> Vec<Vec<&str>> {
 /// A tool parser's result over `chunks`, as the goldens write it: `{"content", "calls":
 /// [{"name", "arguments"}]}`.
 pub fn tools_json(parser: &str, schemas: &Arc<ToolSchemas>, chunks: &[&str]) -> Value {
-    let Some(mut p) = tool_parser(parser, schemas.clone()) else {
+    tools_json_with(parser, schemas, &ParserSettings::default(), chunks)
+}
+
+/// [`tools_json`] with the model's settings (its Hunyuan token suffixes).
+pub fn tools_json_with(
+    parser: &str,
+    schemas: &Arc<ToolSchemas>,
+    settings: &ParserSettings,
+    chunks: &[&str],
+) -> Value {
+    let Some(mut p) = tool_parser_with(parser, schemas.clone(), settings)
+        .ok()
+        .flatten()
+    else {
         panic!("no tool parser {parser}");
     };
     let mut out = Parsed::default();

@@ -21,7 +21,7 @@
 //! must equal `ours`.
 
 mod common;
-use common::{chunkings, golden_lines, reasoning_json, tools_json};
+use common::{chunkings, golden_lines, reasoning_json, tools_json_with};
 use llm_render_parsers::{
     reasoning_parser, response_template_parser, tool_parser, Parsed, ParserSettings,
     ReasoningParser, ResponseTemplate, Split, ToolParser, ToolSchemas,
@@ -143,12 +143,16 @@ fn every_family_matches_vllm_or_lists_why() {
         // The constructor kwargs the case ran vLLM's parser with (its request's settings).
         let kwargs = case["parser_kwargs"]["chat_template_kwargs"].as_object();
         // And the model's own chat template, where the case set one (glm47's GLM-5.3 check).
+        // The model's Hunyuan token suffixes, where its tokenizer has them.
+        let suffix = |k: &str| case[k].as_str().map(Arc::from);
         let settings = ParserSettings::new(kwargs.cloned().unwrap_or_default())
-            .with_chat_template(case["chat_template"].as_str().map(Arc::from));
+            .with_chat_template(case["chat_template"].as_str().map(Arc::from))
+            .with_token_suffixes(suffix("token_suffix"), suffix("vocab_token_suffix"));
         let run = |chunks: &[&str]| match kind {
             "tool" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();
-                tools_json(parser, &Arc::new(ToolSchemas::from_tools(&list)), chunks)
+                let schemas = Arc::new(ToolSchemas::from_tools(&list));
+                tools_json_with(parser, &schemas, &settings, chunks)
             }
             "parser" => {
                 let list: Vec<Value> = case["tools"].as_array().cloned().unwrap_or_default();

@@ -18,9 +18,10 @@ use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser_for_model, reasoning_parser_with, response_template_parser, tool_parser,
-    tool_parser_for_model, AnyToolParser, HarmonyParser, ParserSettings, TagReasoningParser,
-    ToolGrammar, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS, RESPONSE_TEMPLATE,
+    reasoning_parser_for_model, reasoning_parser_with, response_template_parser,
+    tool_parser_for_model, tool_parser_with, AnyToolParser, HarmonyParser, ParserSettings,
+    TagReasoningParser, ToolGrammar, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS,
+    RESPONSE_TEMPLATE,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -352,7 +353,9 @@ fn reasoning_for(
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<TagReasoningParser> {
-    let settings = settings(cfg, req).with_chat_template(model.chat_template_source.clone());
+    let settings = settings(cfg, req)
+        .with_chat_template(model.chat_template_source.clone())
+        .with_token_suffixes(model.token_suffix.clone(), model.vocab_token_suffix.clone());
     match cfg.reasoning_parser.as_str() {
         "none" => None,
         "auto" => reasoning_parser_with(&model.name, &settings),
@@ -513,8 +516,16 @@ pub fn new_choice(
         return Ok(ChoiceState::new(index, stops, None, None).with_template(parser));
     }
     let reasoning = reasoning_for(cfg, model, req);
-    let tools = tool_parser_name(&cfg.tool_call_parser, model, req)
-        .and_then(|name| forced_call(&name, req).or_else(|| tool_parser(&name, schemas(req))));
+    // The model's Hunyuan token suffixes are all a tool parser reads of its settings here.
+    let suffixes = ParserSettings::default()
+        .with_token_suffixes(model.token_suffix.clone(), model.vocab_token_suffix.clone());
+    let tools = tool_parser_name(&cfg.tool_call_parser, model, req).and_then(|name| {
+        forced_call(&name, req).or_else(|| {
+            tool_parser_with(&name, schemas(req), &suffixes)
+                .ok()
+                .flatten()
+        })
+    });
     Ok(ChoiceState::new(index, stops, reasoning, tools))
 }
 

@@ -63,6 +63,10 @@ pub struct TokenizerConfig {
     /// as written: only `--reasoning-parser hf` / `--tool-call-parser hf` load it.
     #[serde(default)]
     pub response_template: Option<Value>,
+    /// Hunyuan v3's per-checkpoint suffix of its structural tokens (`:6124c78e`), which
+    /// vLLM's hy_v3 parsers read from the tokenizer's `init_kwargs["token_suffix"]`.
+    #[serde(default)]
+    pub token_suffix: Option<String>,
 }
 
 impl TokenizerConfig {

@@ -151,6 +151,12 @@ pub struct Model {
     /// `--chat-template` does not change it): what a reasoning parser's constructor reads
     /// (`ParserSettings::chat_template`).
     pub chat_template_source: Option<std::sync::Arc<str>>,
+    /// `tokenizer_config.json`'s `token_suffix` (Hunyuan v3's parsers append it to their
+    /// tags); `None` when unset or empty.
+    pub token_suffix: Option<std::sync::Arc<str>>,
+    /// The suffix of the Hunyuan structural tokens in the vocabulary (Hunyuan v4's parsers
+    /// and tag, vLLM's `detect_token_suffix`); `None` when there is none.
+    pub vocab_token_suffix: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -221,8 +227,16 @@ impl Model {
             [only] => Some(std::sync::Arc::from(*only)),
             _ => None,
         };
+        let token_suffix = tok_config
+            .token_suffix
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .map(std::sync::Arc::from);
+        let vocab_token_suffix = hy_token_suffix(&tokenizer).map(std::sync::Arc::from);
         Ok(Model {
             chat_template_source,
+            token_suffix,
+            vocab_token_suffix,
             harmony,
             response_template_json: tok_config.response_template.clone(),
             response_template,
@@ -469,4 +483,61 @@ pub fn parse_model_spec(spec: &str) -> Result<(String, PathBuf), LoadError> {
         why,
     })?;
     Ok((name.unwrap_or(given).to_string(), snapshot))
+}
+
+/// The suffix of the Hunyuan structural tokens (`<think:6124c78e>` → `:6124c78e`), as vLLM's
+/// `detect_token_suffix` finds it: a token `<think…>`, `<tool_calls…>`, `<tool_call…>`,
+/// `<arg_key…>` or `<arg_value…>` whose rest is `:` and characters that are neither
+/// whitespace nor `>`. vLLM takes the first in its vocabulary's (unordered) dict; here the
+/// one with the lowest ID. An unsuffixed match, or none, is no suffix.
+fn hy_token_suffix(tokenizer: &Tokenizer) -> Option<String> {
+    const NAMES: [&str; 5] = ["think", "tool_calls", "tool_call", "arg_key", "arg_value"];
+    let suffix_of = |token: &str| {
+        let inner = token.strip_prefix('<')?.strip_suffix('>')?;
+        NAMES.iter().find_map(|name| {
+            let rest = inner.strip_prefix(name)?;
+            let suffixed = rest.len() > 1
+                && rest.starts_with(':')
+                && !rest.chars().any(|c| c.is_whitespace() || c == '>');
+            (rest.is_empty() || suffixed).then(|| rest.to_string())
+        })
+    };
+    tokenizer
+        .get_vocab(true)
+        .into_iter()
+        .filter_map(|(token, id)| suffix_of(&token).map(|s| (id, s)))
+        .min_by_key(|(id, _)| *id)
+        .map(|(_, s)| s)
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hy_token_suffix;
+    use tokenizers::Tokenizer;
+
+    fn tokenizer(vocab: &str) -> Tokenizer {
+        let json = format!(
+            r#"{{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+                "normalizer": null, "pre_tokenizer": null, "post_processor": null,
+                "decoder": null, "model": {{"type": "WordLevel", "vocab": {vocab},
+                "unk_token": "<unk>"}}}}"#
+        );
+        Tokenizer::from_bytes(json.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// vLLM's `detect_token_suffix`: the suffix of a Hunyuan structural token, none for
+    /// unsuffixed ones or a vocabulary without them.
+    #[test]
+    fn the_hunyuan_token_suffix_is_read_off_the_vocabulary() {
+        let hy = tokenizer(
+            r#"{"<unk>": 0, "hi": 1, "</think:6124c78e>": 2, "<tool_call:6124c78e>": 3}"#,
+        );
+        assert_eq!(hy_token_suffix(&hy).as_deref(), Some(":6124c78e"));
+        let plain = tokenizer(r#"{"<unk>": 0, "<think>": 1, "<arg_key>": 2}"#);
+        assert_eq!(hy_token_suffix(&plain), None);
+        let other =
+            tokenizer(r#"{"<unk>": 0, "<thinking:x>": 1, "<tool_call: x>": 2, "<think:>": 3}"#);
+        assert_eq!(hy_token_suffix(&other), None);
+    }
 }

@@ -137,7 +137,8 @@ pub fn generate_request(
         sampling_params.spaces_between_special_tokens = false;
     }
     let tool_parser = super::parse_context::constraint_parser(opts, model);
-    super::tool_choice::constrain(tool_parser, req, &mut sampling_params)?;
+    let suffix = model.vocab_token_suffix.as_deref().unwrap_or_default();
+    super::tool_choice::constrain(tool_parser, req, &mut sampling_params, suffix)?;
     if req.converted_from == crate::protocol::ConvertedFrom::Responses
         && sampling_params.extra_args.is_none()
         && req.kv_transfer_params.is_none()

@@ -134,6 +134,7 @@ pub fn parser_settings(opts: &RenderOptions, model: &Model, req: &ChatRequest) -
     )
     .with_defaults(&opts.default_chat_template_kwargs)
     .with_chat_template(model.chat_template_source.clone())
+    .with_token_suffixes(model.token_suffix.clone(), model.vocab_token_suffix.clone())
 }
 
 /// vLLM's reasoning parser constructors that refuse a request's settings (K2 Horizon's

@@ -53,8 +53,9 @@ pub struct ToolEntry {
     /// Lower-case substrings of a model name that pick this family for `auto`.
     pub model_patterns: &'static [&'static str],
     /// A parser for one request, given its tools' schemas (the XML families type values by
-    /// them).
-    pub make: fn(Arc<ToolSchemas>) -> AnyToolParser,
+    /// them) and its settings (the model's, for the families that read its tokenizer: hy_v3
+    /// and hy_v4's token suffix).
+    pub make: fn(Arc<ToolSchemas>, &ParserSettings) -> AnyToolParser,
     /// vLLM's parser sets `skip_special_tokens: false` on requests with tools and a
     /// `tool_choice` other than `none` (its `adjust_request`: hermes, kimi_k2 and the
     /// parser-engine adapters).
@@ -171,7 +172,7 @@ pub fn tool_parser_with(
     Ok(TOOL_PARSERS
         .iter()
         .find(|e| e.name == name)
-        .map(|e| (e.make)(schemas)))
+        .map(|e| (e.make)(schemas, settings)))
 }
 
 /// The `hf` parser for one request, reading `reasoning` (`--reasoning-parser hf`) and calls

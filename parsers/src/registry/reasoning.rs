@@ -530,7 +530,11 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             Some(match effort {
                 None => identity(),
                 Some(e) if e == "no_think" => identity(),
-                Some(_) => tags("<think>", "</think>", true),
+                // The tags carry the tokenizer's `token_suffix`, as vLLM's hy_v3 reads it.
+                Some(_) => {
+                    let suffix = s.token_suffix.as_deref().unwrap_or_default();
+                    tags(&format!("<think{suffix}>"), &format!("</think{suffix}>"), true)
+                }
             })
         },
         keeps_special_tokens: false,
@@ -545,7 +549,11 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
             let effort = s.get("reasoning_effort").filter(|v| truthy(v));
             Some(match effort {
                 Some(e) if e == "no_think" => identity(),
-                _ => tags("<think>", "</think>", true),
+                // The tags carry the suffix vLLM's `detect_token_suffix` finds in the vocabulary.
+                _ => {
+                    let suffix = s.vocab_token_suffix.as_deref().unwrap_or_default();
+                    tags(&format!("<think{suffix}>"), &format!("</think{suffix}>"), true)
+                }
             })
         },
         keeps_special_tokens: false,

@@ -26,6 +26,13 @@ pub struct ParserSettings {
     /// which glm47's constructor reads (GLM-5.3's has no thinking switch); `None` when
     /// unknown.
     pub chat_template: Option<Arc<str>>,
+    /// The tokenizer's `token_suffix` (`tokenizer_config.json`), which vLLM's hy_v3 parsers
+    /// append to their tags (`<think:6124c78e>`); `None` when unset.
+    pub token_suffix: Option<Arc<str>>,
+    /// The suffix of the checkpoint's Hunyuan structural tokens as vLLM's hy_v4 parsers
+    /// find it in the vocabulary (`detect_token_suffix`: a token `<think…>`,
+    /// `<tool_calls…>`, `<tool_call…>`, `<arg_key…>` or `<arg_value…>` with `:suffix`).
+    pub vocab_token_suffix: Option<Arc<str>>,
 }
 
 /// vLLM's `merge_kwargs` leaves these values out (they mean "not set").
@@ -78,6 +85,18 @@ impl ParserSettings {
                 self.chat_template_kwargs.insert(k.clone(), v.clone());
             }
         }
+        self
+    }
+
+    /// With the model's Hunyuan token suffixes (see [`ParserSettings::token_suffix`] and
+    /// [`ParserSettings::vocab_token_suffix`]).
+    pub fn with_token_suffixes(
+        mut self,
+        token_suffix: Option<Arc<str>>,
+        vocab_token_suffix: Option<Arc<str>>,
+    ) -> Self {
+        self.token_suffix = token_suffix;
+        self.vocab_token_suffix = vocab_token_suffix;
         self
     }
 

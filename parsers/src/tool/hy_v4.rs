@@ -38,15 +38,65 @@ use crate::pyjson::dumps_str;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-const BLOCK_START: &str = "<tool_calls>";
-const BLOCK_END: &str = "</tool_calls>";
-const CALL_START: &str = "<tool_call>";
-const CALL_END: &str = "</tool_call>";
-const TOOL_SEP: &str = "<tool_sep>";
-const KEY_START: &str = "<arg_key>";
-const KEY_END: &str = "</arg_key>";
-const VALUE_START: &str = "<arg_value>";
-const VALUE_END: &str = "</arg_value>";
+/// The structural tags, with the checkpoint's suffix (vLLM's `token_suffix`, e.g.
+/// `:6124c78e`: `<tool_call:6124c78e>`; empty for unsuffixed tokens). Serialized as the
+/// suffix alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HyTags {
+    suffix: String,
+    block_start: String,
+    block_end: String,
+    call_start: String,
+    call_end: String,
+    tool_sep: String,
+    key_start: String,
+    key_end: String,
+    value_start: String,
+    value_end: String,
+}
+
+impl HyTags {
+    pub fn new(suffix: &str) -> HyTags {
+        let open = |name: &str| format!("<{name}{suffix}>");
+        let close = |name: &str| format!("</{name}{suffix}>");
+        HyTags {
+            suffix: suffix.to_string(),
+            block_start: open("tool_calls"),
+            block_end: close("tool_calls"),
+            call_start: open("tool_call"),
+            call_end: close("tool_call"),
+            tool_sep: open("tool_sep"),
+            key_start: open("arg_key"),
+            key_end: close("arg_key"),
+            value_start: open("arg_value"),
+            value_end: close("arg_value"),
+        }
+    }
+
+    fn is_plain(tags: &Arc<HyTags>) -> bool {
+        tags.suffix.is_empty()
+    }
+
+    fn plain() -> Arc<HyTags> {
+        Arc::new(HyTags::new(""))
+    }
+}
+
+/// The tags in a stream state: their suffix.
+mod tags_serde {
+    use super::HyTags;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::sync::Arc;
+
+    pub fn serialize<S: Serializer>(tags: &Arc<HyTags>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&tags.suffix)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<HyTags>, D::Error> {
+        let suffix = String::deserialize(d)?;
+        Ok(Arc::new(HyTags::new(&suffix)))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Mode {
@@ -86,6 +136,13 @@ pub struct HyV4Parser {
     /// hy_v3's layout: the name ends at `<tool_sep>`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     sep: bool,
+    /// The checkpoint's tags.
+    #[serde(
+        default = "HyTags::plain",
+        skip_serializing_if = "HyTags::is_plain",
+        with = "tags_serde"
+    )]
+    tags: Arc<HyTags>,
     #[serde(skip)]
     schemas: Arc<ToolSchemas>,
 }
@@ -110,6 +167,7 @@ impl HyV4Parser {
             key: String::new(),
             streams: false,
             sep: false,
+            tags: HyTags::plain(),
             schemas,
         }
     }
@@ -120,6 +178,12 @@ impl HyV4Parser {
             sep: true,
             ..HyV4Parser::new(schemas)
         }
+    }
+
+    /// With the checkpoint's suffixed tags.
+    pub fn with_suffix(mut self, suffix: &str) -> Self {
+        self.tags = Arc::new(HyTags::new(suffix));
+        self
     }
 
     /// Gives a parser restored from a stream state its request's tool schemas.
@@ -179,31 +243,33 @@ impl HyV4Parser {
     }
 
     fn step_content(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let Some(at) = rest.find(BLOCK_START) else {
+        let t = self.tags.clone();
+        let Some(at) = rest.find(t.block_start.as_str()) else {
             let n = if at_end {
                 rest.len()
             } else {
-                rest.len() - crate::partial_suffix(rest, BLOCK_START)
+                rest.len() - crate::partial_suffix(rest, t.block_start.as_str())
             };
             out.content.push_str(&rest[..n]);
             return Step::Wait(n);
         };
         out.content.push_str(&rest[..at]);
-        self.pending.push_str(BLOCK_START);
+        self.pending.push_str(t.block_start.as_str());
         self.block_calls = 0;
         self.mode = Mode::Block;
-        Step::Go(at + BLOCK_START.len())
+        Step::Go(at + t.block_start.as_str().len())
     }
 
     fn step_block(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let markers = [CALL_START, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [t.call_start.as_str(), t.block_end.as_str()];
         let Some((at, m)) = first_of(rest, &markers) else {
             let n = rest.len() - if at_end { 0 } else { held(rest, &markers) };
             self.block_text(&rest[..n]);
             return Step::Wait(n);
         };
         self.block_text(&rest[..at + m.len()]);
-        if m == BLOCK_END {
+        if m == t.block_end.as_str() {
             self.end_block(out);
         } else {
             self.token.clear();
@@ -216,10 +282,11 @@ impl HyV4Parser {
     /// consumed); then the call starts, unless the name is empty, too long or has whitespace
     /// or `<` in it.
     fn step_name(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        let t = self.tags.clone();
         let ends = if self.sep {
-            [TOOL_SEP, CALL_END]
+            [t.tool_sep.as_str(), t.call_end.as_str()]
         } else {
-            [KEY_START, CALL_END]
+            [t.key_start.as_str(), t.call_end.as_str()]
         };
         let found = first_of(rest, &ends);
         let keep = if at_end { 0 } else { held(rest, &ends) };
@@ -236,7 +303,7 @@ impl HyV4Parser {
             return Step::Wait(avail);
         }
         let name = self.token.trim().to_string();
-        let unseparated = self.sep && found.is_some_and(|f| f.1 != TOOL_SEP);
+        let unseparated = self.sep && found.is_some_and(|f| f.1 != t.tool_sep.as_str());
         if name.is_empty() || name.contains(char::is_whitespace) || unseparated {
             self.block_text(&rest[..avail]);
             self.mode = Mode::Skip;
@@ -250,7 +317,7 @@ impl HyV4Parser {
         self.name = name;
         self.mode = Mode::Args;
         Step::Go(if self.sep {
-            avail + TOOL_SEP.len()
+            avail + t.tool_sep.as_str().len()
         } else {
             avail
         })
@@ -258,9 +325,14 @@ impl HyV4Parser {
 
     /// A call being skipped, up to its end (or the block's end, or the next call).
     fn step_skip(&mut self, rest: &str, at_end: bool) -> Step {
-        let markers = [CALL_END, CALL_START, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [
+            t.call_end.as_str(),
+            t.call_start.as_str(),
+            t.block_end.as_str(),
+        ];
         match first_of(rest, &markers) {
-            Some((at, m)) if m == CALL_END => {
+            Some((at, m)) if m == t.call_end.as_str() => {
                 self.block_text(&rest[..at + m.len()]);
                 self.mode = Mode::Block;
                 Step::Go(at + m.len())
@@ -280,11 +352,17 @@ impl HyV4Parser {
 
     /// Between arguments: the next key, or the call's end. Other text is dropped.
     fn step_args(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let markers = [KEY_START, CALL_END, CALL_START, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [
+            t.key_start.as_str(),
+            t.call_end.as_str(),
+            t.call_start.as_str(),
+            t.block_end.as_str(),
+        ];
         let Some((at, m)) = first_of(rest, &markers) else {
             return Step::Wait(rest.len() - if at_end { 0 } else { held(rest, &markers) });
         };
-        if m == KEY_START {
+        if m == t.key_start.as_str() {
             self.token.clear();
             self.mode = Mode::Key;
             return Step::Go(at + m.len());
@@ -293,18 +371,28 @@ impl HyV4Parser {
         self.mode = Mode::Block;
         // `</tool_call>` is consumed; a call or block end that comes first (this call's end
         // left out) is read next.
-        Step::Go(if m == CALL_END { at + m.len() } else { at })
+        Step::Go(if m == t.call_end.as_str() {
+            at + m.len()
+        } else {
+            at
+        })
     }
 
     /// A key, up to `</arg_key>`; a call marker first ends the call without it.
     fn step_key(&mut self, rest: &str, at_end: bool) -> Step {
-        let markers = [KEY_END, CALL_END, CALL_START, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [
+            t.key_end.as_str(),
+            t.call_end.as_str(),
+            t.call_start.as_str(),
+            t.block_end.as_str(),
+        ];
         let Some((at, m)) = first_of(rest, &markers) else {
             let n = rest.len() - if at_end { 0 } else { held(rest, &markers) };
             self.token.push_str(&rest[..n]);
             return Step::Wait(n);
         };
-        if m != KEY_END {
+        if m != t.key_end.as_str() {
             self.mode = Mode::Args;
             return Step::Go(at);
         }
@@ -316,11 +404,18 @@ impl HyV4Parser {
 
     /// Up to `<arg_value>`; a key with no value is dropped.
     fn step_before_value(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let markers = [VALUE_START, KEY_START, CALL_END, CALL_START, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [
+            t.value_start.as_str(),
+            t.key_start.as_str(),
+            t.call_end.as_str(),
+            t.call_start.as_str(),
+            t.block_end.as_str(),
+        ];
         let Some((at, m)) = first_of(rest, &markers) else {
             return Step::Wait(rest.len() - if at_end { 0 } else { held(rest, &markers) });
         };
-        if m != VALUE_START {
+        if m != t.value_start.as_str() {
             self.mode = Mode::Args;
             return Step::Go(at);
         }
@@ -336,7 +431,12 @@ impl HyV4Parser {
 
     /// A value, up to `</arg_value>` (or a marker that ends the call).
     fn step_value(&mut self, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
-        let markers = [VALUE_END, CALL_END, BLOCK_END];
+        let t = self.tags.clone();
+        let markers = [
+            t.value_end.as_str(),
+            t.call_end.as_str(),
+            t.block_end.as_str(),
+        ];
         let found = first_of(rest, &markers);
         let take = match found {
             Some((at, _)) => at,
@@ -352,7 +452,11 @@ impl HyV4Parser {
         };
         self.end_value(out);
         self.mode = Mode::Args;
-        Step::Go(if m == VALUE_END { take + m.len() } else { take })
+        Step::Go(if m == t.value_end.as_str() {
+            take + m.len()
+        } else {
+            take
+        })
     }
 }
 

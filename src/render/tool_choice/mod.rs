@@ -108,10 +108,14 @@ fn params_or_empty(tool: &Map<String, Value>) -> Value {
 
 /// Constrains `sampling` for the request's `tool_choice` under the tool parser `entry`
 /// (with whether its tools' tags apply: see `parse_context::constraint_parser`).
+///
+/// `suffix`: the checkpoint's Hunyuan token suffix (`Model::vocab_token_suffix`), which
+/// vLLM's HYV4 tag writes into its tags.
 pub fn constrain(
     entry: Option<(&ToolEntry, bool)>,
     req: &ChatRequest,
     sampling: &mut SamplingParams,
+    suffix: &str,
 ) -> Result<(), RequestError> {
     let tools = match entry {
         Some((_, true)) => req.tools.as_deref().unwrap_or_default(),
@@ -147,7 +151,7 @@ pub fn constrain(
         | ToolGrammar::KimiK3
         | ToolGrammar::HyV4 => {
             let asked = sampling.structured_outputs.as_ref();
-            structural_tag(entry.grammar, tools, choice, single, asked)
+            structural_tag(entry.grammar, tools, choice, single, asked, suffix)
                 .map(|t| params("structural_tag", Value::String(dumps_ascii(&t))))
         }
     };
@@ -283,6 +287,7 @@ fn structural_tag(
     choice: Choice,
     single: bool,
     asked: Option<&Value>,
+    suffix: &str,
 ) -> Option<Value> {
     let auto = matches!(choice, Choice::Auto);
     // ToolStrictLevel FUNCTION: the parser's default, or raised by parallel_tool_calls: false
@@ -309,7 +314,7 @@ fn structural_tag(
         ToolGrammar::Tags(tags) => builtin_tag(&tags, &shown, choice),
         ToolGrammar::Glm47 { tags, .. } => glm47_tag(&tags, &shown, choice),
         ToolGrammar::KimiK3 => kimi_k3_tag(&shown, choice),
-        ToolGrammar::HyV4 => hy_v4_tag(&shown, choice),
+        ToolGrammar::HyV4 => hy_v4_tag(&shown, choice, suffix),
         ToolGrammar::JsonSchema
         | ToolGrammar::MistralJsonList
         | ToolGrammar::Harmony(_)

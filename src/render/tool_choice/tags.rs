@@ -457,17 +457,20 @@ pub(super) fn kimi_k3_tag(tools: &[Tool], choice: Choice) -> Value {
     ])
 }
 
-/// vLLM's own HYV4 tag for `required` and a named tool (`get_hy_v4_structural_tag`, no token
-/// suffix, reasoning off): every tool's keys from its `parameters`, strict or not.
-pub(super) fn hy_v4_tag(tools: &[Tool], choice: Choice) -> Value {
+/// vLLM's own HYV4 tag for `required` and a named tool (`get_hy_v4_structural_tag`,
+/// reasoning off): every tool's keys from its `parameters`, strict or not. `suffix`: the
+/// checkpoint's token suffix, in every tag (`<tool_call:6124c78e>`), or empty.
+pub(super) fn hy_v4_tag(tools: &[Tool], choice: Choice, suffix: &str) -> Value {
+    let open = |name: &str| format!("<{name}{suffix}>");
+    let close = |name: &str| format!("</{name}{suffix}>");
     let pair = |key: &Value| {
         sequence(vec![
-            const_string("<arg_key>"),
+            const_string(open("arg_key")),
             const_string(key.clone()),
-            const_string("</arg_key>"),
-            const_string("<arg_value>"),
+            const_string(close("arg_key")),
+            const_string(open("arg_value")),
             any_text(&[]),
-            const_string("</arg_value>"),
+            const_string(close("arg_value")),
         ])
     };
     let calls = tools
@@ -509,12 +512,46 @@ pub(super) fn hy_v4_tag(tools: &[Tool], choice: Choice) -> Value {
             } else {
                 sequence(elements)
             };
-            tag(format!("<tool_call>{}", t.name), content, "</tool_call>")
+            tag(
+                format!("{}{}", open("tool_call"), t.name),
+                content,
+                close("tool_call"),
+            )
         })
         .collect();
     sequence(vec![
-        const_string("<tool_calls>"),
+        const_string(open("tool_calls")),
         with_separator(calls, "", matches!(choice, Choice::Named(_))),
-        const_string("</tool_calls>"),
+        const_string(close("tool_calls")),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Choice, Tool};
+    use super::hy_v4_tag;
+    use serde_json::json;
+
+    /// vLLM's `get_hy_v4_structural_tag(token_suffix=…)` writes the suffix into each of its
+    /// tags and changes nothing else.
+    #[test]
+    fn a_hy_v4_tag_carries_the_checkpoints_suffix() {
+        let params = json!({"type": "object", "properties": {"city": {"type": "string"}},
+                            "required": ["city"]});
+        let tools = [Tool {
+            name: "get_weather",
+            strict: false,
+            parameters: Some(&params),
+        }];
+        let plain = hy_v4_tag(&tools, Choice::Required, "").to_string();
+        let suffixed = hy_v4_tag(&tools, Choice::Required, ":6124c78e").to_string();
+        let mut want = plain.clone();
+        for tag in ["tool_calls", "tool_call", "arg_key", "arg_value"] {
+            want = want
+                .replace(&format!("<{tag}>"), &format!("<{tag}:6124c78e>"))
+                .replace(&format!("</{tag}>"), &format!("</{tag}:6124c78e>"));
+        }
+        assert_ne!(plain, suffixed);
+        assert_eq!(suffixed, want);
+    }
 }
