@@ -14,7 +14,7 @@
 
 mod common;
 
-use common::{client, derender_server, load_models};
+use common::{derender_server, load_models};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
@@ -27,12 +27,7 @@ fn server() -> &'static str {
 }
 
 fn post(path: &str, body: &Value) -> (u16, Value) {
-    let r = client()
-        .post(format!("{}{path}", server()))
-        .json(body)
-        .send()
-        .unwrap();
-    (r.status().as_u16(), r.json().unwrap_or(Value::Null))
+    common::post_json(&format!("{}{path}", server()), body)
 }
 
 fn model() -> std::sync::Arc<llm_render::model::Model> {
