@@ -27,7 +27,8 @@ pub use registry::{
     HARMONY_TOOLS, REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
 pub use response_template::{
-    check_response_template, response_template_refusal, ResponseTemplate, ResponseTemplateParser,
+    check_response_template, response_template_refusal, BeamRefusal, BeamRequest, BeamTag,
+    BeamTemplate, ResponseTemplate, ResponseTemplateParser,
 };
 pub use tool::{Parsed, ToolCall, ToolCallDelta, ToolParser, ToolSchemas};
 

@@ -17,15 +17,54 @@
 //! The other delimiters are dropped. [`template`] says which templates llm-render runs; the
 //! rest are refused when loaded, never run differently.
 
+mod beam;
 mod content;
+mod grammar;
+mod literals;
 mod pattern;
 mod regions;
 mod template;
+mod tool_tag;
 mod word;
+mod xgrammar;
 
+pub use beam::{BeamRefusal, BeamRequest, BeamTag, BeamTemplate};
 pub use template::{check_response_template, ResponseTemplate};
 
 impl ResponseTemplate {
+    /// vLLM's `_open_field` (`beam.py`): the field the prompt leaves open with its explicit
+    /// opener, if any (the prompt's events as `ResponseParser(template, prefix=prompt)` gives
+    /// them).
+    pub(crate) fn open_field(&self, prompt: &str) -> Option<&str> {
+        let mut regions = Regions::new(self);
+        let mut events = Vec::new();
+        let no_value = |_: &template::Field, _: &str, _: &[(String, String)]| {
+            Some(content::Valued {
+                value: Value::Null,
+                exact: false,
+            })
+        };
+        regions.prefix(self, prompt, &no_value, &mut events);
+        let mut open = None;
+        for e in &events {
+            match e {
+                Event::Open {
+                    field,
+                    explicit: true,
+                    ..
+                } => open = Some(self.fields[*field].name.as_str()),
+                Event::Close { .. } => open = None,
+                _ => {}
+            }
+        }
+        open
+    }
+
+    /// Where the prompt's last start anchor ends (0 without one).
+    pub(crate) fn last_anchor_end(&self, prompt: &str) -> usize {
+        regions::last_anchor_end(&self.start_anchor, prompt)
+    }
+
     /// vLLM's `ResponseTemplateReasoningParser.is_reasoning_end` of a prompt (its token IDs
     /// decoded with special tokens): whether output after it starts past reasoning, which
     /// decides when a structured-output constraint starts. `thinking_disabled`: the request's
