@@ -110,6 +110,22 @@ TOOL_SETS = {
     "prefix_names": [fn("get", NOW, strict=True), fn("get_time", NOW, strict=True),
                      fn("getter", WEATHER), fn("got", WEATHER, strict=True)],
     "unicode_name": [fn("天気", WEATHER, strict=True), fn("q.u(o)te", NOW)],
+    # Schemas XGrammar refuses (a strict one leaves no tag, a loose one falls back to any
+    # object), and ones whose verdict llm-render does not know (refused there).
+    "xg_fails": [fn("bounds", {"type": "object", "properties": {"n": {"type": "integer",
+                 "minimum": 5, "maximum": 1}}}, strict=True),
+                 fn("empty_enum", {"type": "object", "properties": {"e": {"enum": []}}}),
+                 fn("tuple", {"type": "object", "properties": {"t": {"type": "array",
+                    "items": [{"type": "string"}]}}})],
+    "xg_fails_loose": [fn("empty_enum", {"type": "object", "properties": {"e": {"enum": []}}}),
+                       fn("missing_ref", {"type": "object", "properties": {
+                           "r": {"$ref": "#/$defs/nowhere"}}})],
+    "xg_unknown": [fn("negated", {"type": "object", "properties": {"a": {"not": {
+                   "type": "string"}}}}, strict=True)],
+    "xg_numbers": [fn("ratio", {"type": "object", "properties": {"r": {"type": "number",
+                   "minimum": 0.5, "maximum": 1.5}, "n": {"type": "integer", "minimum": 0,
+                   "maximum": 10}, "s": {"type": "string", "minLength": 1, "maxLength": 8}}},
+                   strict=True)],
     "bad_name": [fn("get-weather", WEATHER)],
     "strict_bad_name": [fn("get-weather", WEATHER, strict=True)],
 }
@@ -130,6 +146,15 @@ FORMATS_RF = {
     "structural_tag": {"type": "structural_tag", "format": {"type": "const_string",
                                                           "value": "ok"}},
     "text": {"type": "text"},
+}
+# The request's own `structured_outputs` (the kinds `response_format` cannot give).
+STRUCTURED = {
+    "so_regex": {"regex": "[a-z]+"},
+    "so_choice": {"choice": ["yes", "no"]},
+    "so_json_text": {"json": "{\"type\": \"string\"}"},
+    "so_grammar": {"grammar": "root ::= \"a\""},
+    "so_json_format": {"json": {"type": "string", "format": "date"}},
+    "so_regex_nul": {"regex": "a\u0000"},
 }
 
 
@@ -204,8 +229,10 @@ def request(tools, choice, rf, thinking):
         name = tools[0]["function"]["name"] if tools else "get_weather"
         c["tool_choice"] = {"type": "function", "function": {"name": name}}
     body.update(c)
-    if rf is not None:
-        body["response_format"] = copy.deepcopy(rf)
+    if rf in STRUCTURED:
+        body["structured_outputs"] = copy.deepcopy(STRUCTURED[rf])
+    elif rf is not None:
+        body["response_format"] = copy.deepcopy(FORMATS_RF[rf])
     if thinking is not None:
         body["chat_template_kwargs"] = {"enable_thinking": thinking}
     return body
@@ -269,7 +296,7 @@ def main():
             # Response formats and thinking switches over fewer tool sets.
             for ts, ch, rf, th in itertools.product(
                     ("none", "one", "strict_one"), ("absent", "required", "none"),
-                    FORMATS_RF, (None, False)):
+                    [*FORMATS_RF, *STRUCTURED], (None, False)):
                 if ts == "none" and ch != "absent":
                     continue
                 if (rf, th) == ("none", None):
@@ -291,7 +318,7 @@ def main():
                 if key in seen or pk not in pre:
                     continue
                 seen.add(key)
-                body = request(TOOL_SETS[ts], ch, FORMATS_RF[rf], th)
+                body = request(TOOL_SETS[ts], ch, None if rf == "none" else rf, th)
                 out = run(template, parsers, pre[pk], body)
                 if "invalid_request" in out:
                     continue

@@ -29,8 +29,11 @@ fn goldens() -> Vec<Value> {
         .collect()
 }
 
-/// `extract_structured_outputs` of the request's `response_format`.
+/// `extract_structured_outputs`: the request's `structured_outputs`, or its `response_format`.
 fn output(body: &Value) -> Option<Value> {
+    if let Some(own) = body.get("structured_outputs") {
+        return Some(own.clone());
+    }
     let rf = body.get("response_format")?;
     match rf["type"].as_str()? {
         "json_object" => Some(json!({"json_object": true})),

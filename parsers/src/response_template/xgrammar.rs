@@ -5,7 +5,7 @@
 //! common keywords, regexes of the common syntax. Anything else is [`Verdict::Unknown`], which
 //! the caller refuses rather than guess.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// XGrammar's answer, as far as llm-render knows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +43,7 @@ const TYPES: [&str; 7] = [
 ];
 
 /// `Grammar.from_json_schema(json.dumps(schema))` succeeds. `output`: a request's own
-/// constraint, which vLLM also holds to `has_xgrammar_unsupported_json_features` (a `format`
-/// or `pattern` there is left unknown).
+/// constraint, which vLLM also holds to `has_xgrammar_unsupported_json_features`.
 pub(crate) fn json_schema(schema: &Value, output: bool) -> Verdict {
     let mut walk = Walk {
         root: schema,
@@ -52,7 +51,83 @@ pub(crate) fn json_schema(schema: &Value, output: bool) -> Verdict {
         depth: 0,
         refs: Vec::new(),
     };
-    walk.schema(schema, Place::Top)
+    let verdict = walk.schema(schema, Place::Top);
+    if output {
+        unsupported(schema, 0).and(verdict)
+    } else {
+        verdict
+    }
+}
+
+/// The formats vLLM lets a request's string schema use (`STRING_SUPPORTED_FORMATS`).
+const STRING_FORMATS: [&str; 14] = [
+    "email",
+    "date",
+    "time",
+    "date-time",
+    "duration",
+    "ipv4",
+    "ipv6",
+    "hostname",
+    "uuid",
+    "uri",
+    "uri-reference",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+];
+
+/// vLLM's `has_xgrammar_unsupported_json_features` over every object nested in `schema`:
+/// `Fails` where it finds one, `Unknown` for `propertyNames`.
+fn unsupported(schema: &Value, depth: usize) -> Verdict {
+    use Verdict::*;
+    if depth > 64 {
+        return Unknown;
+    }
+    let items: Box<dyn Iterator<Item = &Value>> = match schema {
+        Value::Object(map) => {
+            let types: Vec<&str> = match map.get("type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            let has = |t: &str| types.contains(&t);
+            let key = |k: &str| map.contains_key(k);
+            let bounded =
+                (key("pattern") || key("format")) && (key("minLength") || key("maxLength"));
+            let format_ok = map
+                .get("format")
+                .is_none_or(|f| f.as_str().is_some_and(|f| STRING_FORMATS.contains(&f)));
+            let all_of = map
+                .get("allOf")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.len() >= 2);
+            let pattern_properties = map
+                .get("patternProperties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| key("properties") || p.len() > 1);
+            if ((has("integer") || has("number")) && key("multipleOf"))
+                || (has("array")
+                    && ["uniqueItems", "contains", "minContains", "maxContains"]
+                        .iter()
+                        .any(|k| key(k)))
+                || (has("string") && (!format_ok || bounded))
+                || (has("object") && pattern_properties)
+                || all_of
+            {
+                return Fails;
+            }
+            if has("object") && key("propertyNames") {
+                return Unknown;
+            }
+            Box::new(map.values())
+        }
+        Value::Array(a) => Box::new(a.iter()),
+        _ => return Compiles,
+    };
+    items
+        .filter(|v| v.is_object() || v.is_array())
+        .fold(Compiles, |acc, v| acc.and(unsupported(v, depth + 1)))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -149,8 +224,8 @@ impl Walk<'_> {
                 // Definitions are read where a reference leads.
                 "$defs" | "definitions" if value.is_object() => Compiles,
                 "$ref" => self.reference(value),
-                "format" if !self.output && value.is_string() => Compiles,
-                "pattern" if !self.output => match value {
+                "format" if value.is_string() => Compiles,
+                "pattern" => match value {
                     Value::String(p) if regex(p) == Compiles => Compiles,
                     _ => Unknown,
                 },
@@ -173,7 +248,8 @@ impl Walk<'_> {
                         (Some(a), Some(b)) => a <= b,
                         _ => true,
                     };
-                    if whole(min) && whole(max) && value.is_number() {
+                    let number = map.get("type") == Some(&json!("number"));
+                    if (number || (whole(min) && whole(max))) && value.is_number() {
                         if ordered {
                             Compiles
                         } else {
