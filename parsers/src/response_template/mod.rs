@@ -29,7 +29,7 @@ mod word;
 mod xgrammar;
 
 pub use beam::{BeamRefusal, BeamRequest, BeamTag, BeamTemplate};
-pub use template::{check_response_template, ResponseTemplate};
+pub use template::{check_response_template, check_response_template_for, ResponseTemplate};
 
 impl ResponseTemplate {
     /// vLLM's `_open_field` (`beam.py`): the field the prompt leaves open with its explicit

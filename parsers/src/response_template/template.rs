@@ -292,20 +292,34 @@ pub fn check_response_template(
     reasoning: bool,
     tools: bool,
 ) -> Result<ResponseTemplate, String> {
-    let template = template.filter(|t| t.is_object()).ok_or(
-        "The hf parser requires `response_template` metadata in the tokenizer configuration",
-    )?;
+    check_response_template_for("hf", template, reasoning, tools)
+}
+
+/// [`check_response_template`] for the parser `name` (`hf` or `beam`), named in the errors as
+/// vLLM names the flag given.
+pub fn check_response_template_for(
+    name: &str,
+    template: Option<&Value>,
+    reasoning: bool,
+    tools: bool,
+) -> Result<ResponseTemplate, String> {
+    let template = template.filter(|t| t.is_object()).ok_or_else(|| {
+        format!(
+            "The {name} parser requires `response_template` metadata in the tokenizer \
+             configuration"
+        )
+    })?;
     let loaded = ResponseTemplate::from_json(template)
         .map_err(|e| format!("Invalid response_template metadata: {e}"))?;
     if reasoning && !loaded.has_thinking() {
-        return Err(
-            "--reasoning-parser hf requires a response_template with a thinking field".into(),
-        );
+        return Err(format!(
+            "--reasoning-parser {name} requires a response_template with a thinking field"
+        ));
     }
     if tools && !loaded.has_tool_calls() {
-        return Err(
-            "--tool-call-parser hf requires a response_template with a tool_calls field".into(),
-        );
+        return Err(format!(
+            "--tool-call-parser {name} requires a response_template with a tool_calls field"
+        ));
     }
     Ok(loaded)
 }

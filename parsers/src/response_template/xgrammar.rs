@@ -47,7 +47,6 @@ const TYPES: [&str; 7] = [
 pub(crate) fn json_schema(schema: &Value, output: bool) -> Verdict {
     let mut walk = Walk {
         root: schema,
-        output,
         depth: 0,
         refs: Vec::new(),
     };
@@ -141,7 +140,6 @@ enum Place {
 
 struct Walk<'a> {
     root: &'a Value,
-    output: bool,
     depth: usize,
     /// The references being followed (a cycle is left unknown).
     refs: Vec<String>,
