@@ -166,7 +166,7 @@ impl BeamTemplate {
         let strict = |t: &Map<String, Value>| {
             t.get("function").and_then(|f| f.get("strict")) == Some(&Value::Bool(true))
         };
-        let constrained = tools_enabled && !(choice == Some("auto") && !r.tools.iter().any(strict));
+        let constrained = tools_enabled && (choice != Some("auto") || r.tools.iter().any(strict));
         let mut output = r.output;
         if forced {
             output = None;

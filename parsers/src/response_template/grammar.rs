@@ -251,11 +251,15 @@ pub(crate) fn answer_rest(answer: &GrammarField) -> Option<Value> {
     Some(structural(sequence(answer_text(&closers, None))))
 }
 
+/// The output after the reasoning, built for the message start's anchors (`Some`) or not;
+/// `None` where it cannot be derived.
+pub(crate) type Output<'a> = dyn Fn(Option<&[String]>) -> Option<Vec<Value>> + 'a;
+
 /// vLLM's `_structural_tag`: `output` (built for the message start's anchors or not) after
 /// the reasoning, optional unless `requires_reasoning`; from the message start, the tag covers
 /// the whole message.
 pub(crate) fn frame(
-    output: &dyn Fn(Option<&[String]>) -> Option<Vec<Value>>,
+    output: &Output,
     thinking: Option<&GrammarField>,
     anchors: Option<&[String]>,
     requires_reasoning: bool,
