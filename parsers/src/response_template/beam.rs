@@ -213,6 +213,16 @@ impl BeamTemplate {
                         param: "tools",
                     })
                 }
+                Err(TagError::TooLong(name)) => {
+                    let shown: String = name.chars().take(40).collect();
+                    return Err(BeamRefusal {
+                        message: format!(
+                            "tool name {shown:?}… is too long for llm-render to derive vLLM's \
+                             beam grammar (more than 512 characters)"
+                        ),
+                        param: "tools",
+                    });
+                }
                 Err(TagError::Unknown(name)) => {
                     return Err(BeamRefusal {
                         message: format!(
@@ -348,5 +358,75 @@ fn to_format(out: &Value) -> Value {
             .collect::<Vec<_>>()}),
         Some(("grammar", g)) => json!({"type": "grammar", "grammar": g}),
         _ => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template() -> BeamTemplate {
+        let spec = json!({"start_anchor": "<s>", "fields": {
+            "thinking": {"open_pattern": "<\\|think\\|>", "close": "</t>"},
+            "content": {"open": "<a>", "close": "</a>"},
+            "tool_calls": {"open_pattern": "<c>(?P<name>\\w+)", "close": "</c>",
+                "content": "json", "transform": {"type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"}}}}});
+        match BeamTemplate::from_json(&spec) {
+            Ok(t) => t,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn request<'a>(tools: &'a [Map<String, Value>], choice: &'a Value) -> BeamRequest<'a> {
+        BeamRequest {
+            tools,
+            tool_choice: choice,
+            parallel_tool_calls: None,
+            output: None,
+            requires_reasoning: true,
+            include_reasoning: true,
+            prompt: "<s>",
+            reasoning_parser: true,
+            tool_parser: true,
+        }
+    }
+
+    #[test]
+    fn reasoning_start_str_of_a_pattern_opener() {
+        // vLLM: BeamReasoningParser(...).reasoning_start_str == '<|think|>'.
+        assert_eq!(
+            template().reasoning_start_str().as_deref(),
+            Some("<|think|>")
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_parameter() {
+        let t = template();
+        let tool = |name: &str| {
+            json!({"type": "function", "function": {"name": name, "strict": true}})
+                .as_object()
+                .cloned()
+                .unwrap_or_default()
+        };
+        let long = [tool(&"x".repeat(600))];
+        let err = t.constrain(&request(&long, &json!("auto"))).err();
+        assert_eq!(err.map(|e| e.param), Some("tools"));
+        let bad = [tool("a-b")];
+        let err = t.constrain(&request(&bad, &json!("auto"))).err();
+        assert_eq!(
+            err.map(|e| e.message),
+            Some("tool name 'a-b' cannot be encoded in tool calls".into())
+        );
+        // Nothing to constrain against: the answer alone.
+        let tag = t.constrain(&request(&[], &json!("none")));
+        assert!(matches!(
+            tag,
+            Ok(Some(BeamTag {
+                message_start: true,
+                ..
+            }))
+        ));
     }
 }

@@ -28,7 +28,13 @@ pub(crate) enum TagError {
     Tools(String),
     /// XGrammar's answer llm-render does not know, for the schema of this function.
     Unknown(String),
+    /// A name longer than [`MAX_OTHER_NAME`], whose `_other_names` branch vLLM builds by
+    /// recursing once per character (past Python's recursion limit, a 500 there).
+    TooLong(String),
 }
+
+/// The longest name llm-render builds `_other_names`' regex for.
+const MAX_OTHER_NAME: usize = 512;
 
 /// The request's side of `tool_call_structural_tag`.
 pub(crate) struct ToolTagArgs<'a> {
@@ -112,6 +118,12 @@ pub(crate) fn tool_call_structural_tag(
             .filter(|(_, e)| **e)
             .map(|(f, _)| f.get("name").and_then(Value::as_str).unwrap_or(""))
             .collect();
+        if let Some(long) = enforced_names
+            .iter()
+            .find(|n| n.chars().count() > MAX_OTHER_NAME)
+        {
+            return Err(TagError::TooLong(long.to_string()));
+        }
         let others = other_names(opener.1, &enforced_names);
         let loose = arguments_format(field, &json!({}), false).flatten();
         if let (Some(others), Some(loose)) = (others, loose) {
