@@ -233,7 +233,9 @@ def request(tools, choice, rf, thinking):
         body["structured_outputs"] = copy.deepcopy(STRUCTURED[rf])
     elif rf is not None:
         body["response_format"] = copy.deepcopy(FORMATS_RF[rf])
-    if thinking is not None:
+    if thinking == "no_reasoning":
+        body["include_reasoning"] = False
+    elif thinking is not None:
         body["chat_template_kwargs"] = {"enable_thinking": thinking}
     return body
 
@@ -312,6 +314,8 @@ def main():
                                            ("one", "none", "json_object", None),
                                            ("none", "absent", "json_schema", False)):
                         grid.append((ts, ch, rf, th, pk))
+                    # Reasoning left out of the output (`include_reasoning: false`).
+                    grid.append(("one", "absent", "none", "no_reasoning", pk))
             seen = set()
             for ts, ch, rf, th, pk in grid:
                 key = (ts, ch, rf, th, pk)
