@@ -29,7 +29,7 @@ mod word;
 mod xgrammar;
 
 pub use beam::{BeamRefusal, BeamRequest, BeamTag, BeamTemplate};
-pub use template::{check_response_template, check_response_template_for, ResponseTemplate};
+pub use template::ResponseTemplate;
 
 impl ResponseTemplate {
     /// vLLM's `_open_field` (`beam.py`): the field the prompt leaves open with its explicit
@@ -121,6 +121,46 @@ impl ResponseTemplate {
         }
         thinking_disabled
     }
+}
+
+/// vLLM's `validate_tokenizer_response_template`: the startup check of `--reasoning-parser hf`
+/// (`reasoning`) and `--tool-call-parser hf` (`tools`) against the tokenizer's
+/// `response_template` metadata (`template`, `None` when it has none).
+pub fn check_response_template(
+    template: Option<&Value>,
+    reasoning: bool,
+    tools: bool,
+) -> Result<ResponseTemplate, String> {
+    check_response_template_for("hf", template, reasoning, tools)
+}
+
+/// [`check_response_template`] for the parser `name` (`hf` or `beam`), named in the errors as
+/// vLLM names the flag given.
+pub fn check_response_template_for(
+    name: &str,
+    template: Option<&Value>,
+    reasoning: bool,
+    tools: bool,
+) -> Result<ResponseTemplate, String> {
+    let template = template.filter(|t| t.is_object()).ok_or_else(|| {
+        format!(
+            "The {name} parser requires `response_template` metadata in the tokenizer \
+             configuration"
+        )
+    })?;
+    let loaded = ResponseTemplate::from_json(template)
+        .map_err(|e| format!("Invalid response_template metadata: {e}"))?;
+    if reasoning && !loaded.has_thinking() {
+        return Err(format!(
+            "--reasoning-parser {name} requires a response_template with a thinking field"
+        ));
+    }
+    if tools && !loaded.has_tool_calls() {
+        return Err(format!(
+            "--tool-call-parser {name} requires a response_template with a tool_calls field"
+        ));
+    }
+    Ok(loaded)
 }
 
 use crate::tool::coerce::marked;
