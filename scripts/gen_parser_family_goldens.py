@@ -289,9 +289,34 @@ def write_line(out, line, case, label):
         if k in case:
             line[k] = case[k]
     out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    if line.get("check") == "reasoning_end":
+        print(f"{label} {case['id']}: {line.get('ended', line.get('error'))}", flush=True)
+        return
     same = "error" if "error" in line else (
         "same" if line["nonstream"] == line["stream"] else "stream != nonstream")
     print(f"{label} {case['id']}: {same}", flush=True)
+
+
+def run_reasoning_end(out, spec, case, cls, tok):
+    """A reasoning family's `is_reasoning_end` of a rendered prompt (the render's
+    `reasoning_ended`, `resolve_reasoning_ended`), with the case's constructor kwargs. The
+    line carries the prompt's IDs and the ID of each added token, so the test needs no
+    tokenizer."""
+    kwargs = case.get("parser_kwargs", spec.get("parser_kwargs"))
+    prefix = case["prefix"]
+    ids = tok.encode(prefix, add_special_tokens=False)
+    assert tok.decode(ids, skip_special_tokens=False) == prefix, prefix
+    line = {"kind": spec["kind"], "parser": spec["parser"],
+            "vllm_parser": spec.get("vllm_parser", spec["parser"]), "id": case["id"],
+            "check": "reasoning_end", "source": case["source"], "prefix": prefix,
+            "prompt_ids": ids, "marker_ids": dict(sorted(tok.get_added_vocab().items()))}
+    if kwargs is not None:
+        line["parser_kwargs"] = kwargs
+    try:
+        line["ended"] = cls(tok, **copy.deepcopy(kwargs or {})).is_reasoning_end(ids)
+    except Exception as e:  # recorded, not fatal
+        line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+    write_line(out, line, case, f"reasoning_end {spec['parser']}")
 
 
 def run_family(out, spec):
@@ -323,6 +348,9 @@ def run_family(out, spec):
         else:
             cls, run = ReasoningParserManager.get_reasoning_parser(vname), run_reasoning
         for case in spec["cases"]:
+            if case.get("check") == "reasoning_end":
+                run_reasoning_end(out, spec, case, cls, tok)
+                continue
             line = {"kind": kind, "parser": name, "vllm_parser": vname, "id": case["id"],
                     "text": case["text"], "source": case["source"]}
             if kind in ("tool", "parser"):

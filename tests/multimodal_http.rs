@@ -4,41 +4,10 @@
 
 mod common;
 
+use common::vision::{data_url, image_request, post, vl_server, vl_server_named, VL_NAME};
 use common::{fixtures, image_goldens as dir, image_jsonl as jsonl};
 use llm_render::media;
 use serde_json::Value;
-
-const VL_NAME: &str = "Qwen/Qwen2.5-VL-7B-Instruct";
-
-/// A server on the Qwen2.5-VL fixture, served under its Hub id: vLLM hashes images with
-/// the `--model` value, so serving under that name reproduces its mm hashes.
-fn vl_server(opts: llm_render::render::RenderOptions) -> String {
-    vl_server_named(VL_NAME, opts)
-}
-
-fn vl_server_named(name: &str, opts: llm_render::render::RenderOptions) -> String {
-    use llm_render::model::{LoadOptions, Model, ModelRegistry};
-    let m = Model::load_dir(
-        name,
-        &fixtures().join("models/qwen2_5_vl"),
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let config = llm_render::server::ServerConfig {
-        render: opts,
-        ..Default::default()
-    };
-    common::start_server(ModelRegistry::new(vec![m]).unwrap(), config)
-}
-
-fn post(base: &str, body: &Value) -> (u16, Value) {
-    let resp = common::client()
-        .post(format!("{base}/v1/chat/completions/render"))
-        .json(body)
-        .send()
-        .unwrap();
-    (resp.status().as_u16(), resp.json().unwrap())
-}
 
 #[test]
 fn multimodal_render_goldens_over_http() {
@@ -71,23 +40,6 @@ fn multimodal_render_goldens_over_http() {
             .collect();
         assert_eq!(Value::from(grids), g["expected_grid_thw"], "{id}");
     }
-}
-
-fn data_url(mime: &str, bytes: &[u8]) -> String {
-    use base64::Engine;
-    format!(
-        "data:{mime};base64,{}",
-        base64::engine::general_purpose::STANDARD.encode(bytes)
-    )
-}
-
-fn image_request(urls: &[String]) -> Value {
-    let mut parts: Vec<Value> = urls
-        .iter()
-        .map(|u| serde_json::json!({"type": "image_url", "image_url": {"url": u}}))
-        .collect();
-    parts.push(serde_json::json!({"type": "text", "text": "What is this?"}));
-    serde_json::json!({"model": VL_NAME, "messages": [{"role": "user", "content": parts}]})
 }
 
 /// A PNG header claiming `w` x `h` pixels followed by nothing useful.
@@ -654,34 +606,4 @@ fn a_cancelled_render_stops_before_its_images() {
     drop(cancel::CancelOnDrop(flag.clone()));
     let gone = cancel::scope(flag, || render_chat(&model, &req, &opts, None));
     assert!(matches!(gone, Err(RequestError::Cancelled)), "{gone:?}");
-}
-
-/// vLLM's `test_render_multimodal.py::test_tokenize_matches_render_for_multimodal_input`:
-/// `/tokenize` of an image chat gives the render's token IDs (placeholders expanded) and
-/// their count.
-#[test]
-fn tr_test_tokenize_matches_render_for_multimodal_input() {
-    let base = vl_server(Default::default());
-    let png = std::fs::read(fixtures().join("goldens/images/gray_256x192.png")).unwrap();
-    let body = image_request(&[data_url("image/png", &png)]);
-    let (code, render) = post(&base, &body);
-    assert_eq!(code, 200, "{render}");
-    let resp = common::client()
-        .post(format!("{base}/tokenize"))
-        .json(&body)
-        .send()
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 200);
-    let tokenize: Value = resp.json().unwrap();
-    assert_eq!(tokenize["tokens"], render["token_ids"]);
-    assert_eq!(
-        tokenize["count"].as_u64().unwrap() as usize,
-        render["token_ids"].as_array().unwrap().len()
-    );
-    assert!(
-        render["features"]["mm_placeholders"]["image"][0]["length"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
 }

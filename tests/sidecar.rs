@@ -584,3 +584,40 @@ fn continue_from_sends_the_engine_turn_one_exactly() {
         assert_eq!(sent.as_array().unwrap()[..held.len()], held[..]);
     }
 }
+
+/// The front door sends the engine the pixels whatever render-only payload choice the
+/// request makes (`skip_pixel_values`, `mm_payload`, `return_mm_kwargs`), as vLLM's own
+/// chat route ignores them: the engine cannot generate from source bytes or hashes alone.
+#[test]
+fn the_engine_always_gets_the_pixels() {
+    use common::vision::{data_url, image_request, VL_NAME};
+    let m = llm_render::model::Model::load_dir(
+        VL_NAME,
+        &common::fixtures().join("models/qwen2_5_vl"),
+        &Default::default(),
+    )
+    .unwrap();
+    let models = llm_render::model::ModelRegistry::new(vec![m]).unwrap();
+    let script = Script {
+        events: events(&[9707], 1, "stop"),
+        ..Script::default()
+    };
+    let (engine, base) = setup_models(models, script, "vllm", "none", |_| {});
+    let png = std::fs::read(common::image_goldens().join("tiny_14x14.png")).unwrap();
+    let mut body = image_request(&[data_url("image/png", &png)]);
+    body["max_tokens"] = 4.into();
+    for (key, value) in [
+        ("skip_pixel_values", json!(true)),
+        ("mm_payload", json!("none")),
+        ("return_mm_kwargs", json!(false)),
+    ] {
+        let mut req = body.clone();
+        req[key] = value;
+        let (status, _, text) = post(&base, "/v1/chat/completions", &req);
+        assert_eq!(status, 200, "{key}: {text}");
+        let sent = engine.generates().pop().unwrap();
+        let features = &sent["features"];
+        assert!(features["kwargs_data"]["image"][0].is_string(), "{key}");
+        assert!(features.get("raw_images").is_none(), "{key}");
+    }
+}

@@ -792,3 +792,20 @@ fn v_generate_request_fields_in_vllms_order() {
         "",
     );
 }
+
+/// vLLM's render refuses a prompt that renders to nothing ("No token_ids rendered",
+/// `serving.py`): a chat template that writes nothing, an empty completion prompt. vLLM
+/// sends no `param`; ours names the field.
+#[test]
+fn v_no_token_ids_rendered() {
+    let body = json!({"model": "qwen3", "chat_template": "{{ '' }}",
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let (code, out) = post_trusted("/v1/chat/completions/render", &body);
+    refused((code, out), Some("messages"), "No token_ids rendered");
+    let body = json!({"model": "qwen3", "prompt": ""});
+    refused(
+        post("/v1/completions/render", &body),
+        Some("prompt"),
+        "No token_ids rendered",
+    );
+}

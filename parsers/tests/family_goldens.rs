@@ -12,7 +12,8 @@
 //! vLLM's `hf` parser (`"kind": "template"`) is built from the case's `response_template` and
 //! prompt text (`prefix`), reading reasoning and/or calls as the case's two switches say; a
 //! case with `"check": "reasoning_end"` is its reasoning parser's `is_reasoning_end` of the
-//! prefix ([`ResponseTemplate::prompt_ends_reasoning`]).
+//! prefix ([`ResponseTemplate::prompt_ends_reasoning`]). A reasoning family's case with that
+//! check is the same of a rendered prompt, given as IDs ([`TagSpec::prompt_ends_reasoning`]).
 //!
 //! Each case is parsed one shot and in every chunking (all must agree). Where vLLM's stream
 //! and one-shot results agree, ours must equal them. A case where they disagree, or where we
@@ -97,7 +98,7 @@ fn every_family_matches_vllm_or_lists_why() {
     assert!(templates >= 50, "{templates} hf cases");
     let mut failures = Vec::new();
     for case in &cases {
-        if case["check"] == "reasoning_end" {
+        if case["check"] == "reasoning_end" && case["kind"] == "template" {
             // vLLM's hf reasoning parser's `is_reasoning_end` of a prompt.
             let id = &case["id"];
             let template = ResponseTemplate::from_json(&case["response_template"])
@@ -108,6 +109,28 @@ fn every_family_matches_vllm_or_lists_why() {
             if case["ended"] != ours {
                 failures.push(format!(
                     "template hf/{id}: prompt ends reasoning: ours {ours}, vLLM {}",
+                    case["ended"]
+                ));
+            }
+            continue;
+        }
+        if case["check"] == "reasoning_end" {
+            // A reasoning family's `is_reasoning_end` of a rendered prompt (the render's
+            // `reasoning_ended`), from the prompt's IDs and each added token's ID.
+            let (parser, id) = (case["parser"].as_str().unwrap_or_default(), &case["id"]);
+            let kwargs = case["parser_kwargs"]["chat_template_kwargs"].as_object();
+            let settings = ParserSettings::new(kwargs.cloned().unwrap_or_default());
+            let spec = llm_render_parsers::reasoning_parser_with(parser, &settings)
+                .unwrap_or_else(|| panic!("{parser}/{id}: no parser"))
+                .spec()
+                .clone();
+            let ids: Vec<u32> = serde_json::from_value(case["prompt_ids"].clone()).unwrap();
+            let markers = &case["marker_ids"];
+            let token = |t: &str| markers[t].as_u64().map(|n| n as u32);
+            let ours = spec.prompt_ends_reasoning(&ids, token);
+            if case["ended"] != ours {
+                failures.push(format!(
+                    "reasoning {parser}/{id}: prompt ends reasoning: ours {ours}, vLLM {}",
                     case["ended"]
                 ));
             }

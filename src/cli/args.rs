@@ -66,6 +66,12 @@ pub struct ModelArgs {
     /// charge one list concatenation, which can exhaust memory (docs/fuzzing.md).
     #[arg(long, env = "LLM_RENDER_TRUST_REQUEST_CHAT_TEMPLATE", value_parser = BoolishValueParser::new())]
     pub trust_request_chat_template: bool,
+    /// Chat template kwargs every request gets unless its own `chat_template_kwargs` (or
+    /// `reasoning_effort`) sets the key, as vLLM's flag: a JSON object, e.g.
+    /// '{"enable_thinking": false}' to turn thinking off by default. They reach the
+    /// template, the reasoning parser (render and derender) and `reasoning_parser_kwargs`.
+    #[arg(long, value_parser = parse_default_kwargs, env = "LLM_RENDER_DEFAULT_CHAT_TEMPLATE_KWARGS")]
+    pub default_chat_template_kwargs: Option<serde_json::Map<String, serde_json::Value>>,
     #[command(flatten)]
     pub images: ImageArgs,
 }
@@ -279,11 +285,35 @@ impl ParserArgs {
             )),
             max_logprobs: usize::try_from(self.max_logprobs).ok(),
             replay_state: self.derender_replay_state,
+            default_chat_template_kwargs: Default::default(),
         }
     }
 }
 
+/// `--default-chat-template-kwargs`: a JSON object whose keys are not request fields.
+fn parse_default_kwargs(s: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(s).map_err(|e| format!("not a JSON object: {e}"))?;
+    let not = crate::render::chat::NOT_DEFAULT_KWARGS;
+    match map.keys().find(|k| not.contains(&k.as_str())) {
+        Some(k) => Err(format!(
+            "`{k}` is a request field, not a template default (not allowed: {})",
+            not.join(", ")
+        )),
+        None => Ok(map),
+    }
+}
+
 impl ModelArgs {
+    /// `--default-chat-template-kwargs`, for the render and the derender.
+    pub fn default_kwargs(&self) -> Arc<serde_json::Map<String, serde_json::Value>> {
+        Arc::new(
+            self.default_chat_template_kwargs
+                .clone()
+                .unwrap_or_default(),
+        )
+    }
+
     fn fuel(&self) -> Option<u64> {
         (self.template_fuel > 0).then_some(self.template_fuel)
     }
@@ -324,6 +354,7 @@ impl ModelArgs {
         let images = &self.images;
         RenderOptions {
             trust_request_chat_template: self.trust_request_chat_template,
+            default_chat_template_kwargs: self.default_kwargs(),
             trust_request_mm_kwargs: images.trust_request_mm_kwargs,
             processor_bounds: images.mm_processor_kwargs.unwrap_or_default(),
             template_fuel: self.fuel(),
@@ -390,6 +421,17 @@ mod tests {
             derender_state_cache: 16384,
             max_logprobs: 20,
             derender_replay_state: false,
+        }
+    }
+
+    #[test]
+    fn default_kwargs_are_an_object_of_template_defaults() {
+        let ok = super::parse_default_kwargs(r#"{"enable_thinking": false}"#);
+        assert_eq!(ok.map(|m| m.len()), Ok(1));
+        assert!(super::parse_default_kwargs("[1]").is_err());
+        for field in ["tools", "messages", "documents", "add_generation_prompt"] {
+            let err = super::parse_default_kwargs(&format!(r#"{{"{field}": 1}}"#));
+            assert!(err.is_err_and(|e| e.contains(field)), "{field}");
         }
     }
 

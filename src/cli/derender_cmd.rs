@@ -27,7 +27,10 @@ pub fn run(args: DerenderArgs) -> anyhow::Result<i32> {
     for m in models.models() {
         args.parsers.check_model(m)?;
     }
-    let cfg = args.parsers.derender_config();
+    let cfg = crate::derender::DerenderConfig {
+        default_chat_template_kwargs: args.model.default_kwargs(),
+        ..args.parsers.derender_config()
+    };
     let kind = if args.completion {
         Kind::Completion
     } else {

@@ -73,6 +73,13 @@ pub struct ServeArgs {
     /// INFO on the `llm_render::access` target.
     #[arg(long, env = "LLM_RENDER_ACCESS_LOG", value_parser = BoolishValueParser::new())]
     pub access_log: bool,
+    /// Export a trace span per request of the work routes (render, tokenize, derender, the
+    /// front door) to this OpenTelemetry collector, as vLLM's flag of that name: OTLP/gRPC
+    /// (`host:4317`), or OTLP/HTTP (`http://host:4318/v1/traces`) with
+    /// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf. A request's `traceparent` header
+    /// makes its span a child of the caller's. Off by default.
+    #[arg(long, env = "LLM_RENDER_OTLP_TRACES_ENDPOINT")]
+    pub otlp_traces_endpoint: Option<String>,
     /// After SIGTERM or Ctrl-C, seconds the server goes on accepting and serving, with
     /// /health answering 503, so load balancers stop sending before the listener closes.
     #[arg(long, default_value_t = 5.0, env = "LLM_RENDER_DRAIN_DELAY_SECS")]
@@ -226,6 +233,8 @@ struct Checked {
     drain_timeout: Duration,
     workers: usize,
     engine: Option<crate::engine::EngineConfig>,
+    /// `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, checked when tracing is on.
+    otlp_protocol: Option<String>,
 }
 
 /// Refuses flag values that cannot work, naming the flag.
@@ -264,6 +273,7 @@ fn check(args: &ServeArgs) -> anyhow::Result<Checked> {
         drain_timeout,
         workers,
         engine: args.engine.config()?,
+        otlp_protocol: otlp_protocol(args)?,
     })
 }
 
@@ -304,7 +314,19 @@ fn serve(args: ServeArgs, mut checked: Checked) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let config = server_config(&args, &checked, engine);
+    let traces = match &args.otlp_traces_endpoint {
+        Some(endpoint) => {
+            let t = server::otel::Traces::start(endpoint, checked.otlp_protocol.as_deref())?;
+            let protocol = checked.otlp_protocol.as_deref().unwrap_or("grpc");
+            tracing::info!(endpoint = %endpoint, protocol, "exporting trace spans over OTLP");
+            Some(std::sync::Arc::new(t))
+        }
+        None => None,
+    };
+    let config = ServerConfig {
+        traces: traces.clone(),
+        ..server_config(&args, &checked, engine)
+    };
     if let Some(e) = &config.engine {
         tracing::info!(url = %e.config.url, protocol = e.wire().name(), "front door on: /v1/chat/completions, /v1/completions, /v1/messages and /v1/responses go to the engine");
     }
@@ -333,8 +355,23 @@ fn serve(args: ServeArgs, mut checked: Checked) -> anyhow::Result<()> {
             served?;
         }
     }
+    if let Some(t) = traces {
+        t.shutdown();
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` when tracing is on: `grpc` or `http/protobuf`.
+fn otlp_protocol(args: &ServeArgs) -> anyhow::Result<Option<String>> {
+    if args.otlp_traces_endpoint.is_none() {
+        return Ok(None);
+    }
+    match std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") {
+        Err(_) => Ok(None),
+        Ok(p) if p == "grpc" || p == "http/protobuf" => Ok(Some(p)),
+        Ok(p) => Err(server::otel::OtelError::Protocol(p).into()),
+    }
 }
 
 /// The configuration `serve` runs with, from its flags (`checked` from [`check`]).
@@ -360,9 +397,13 @@ fn server_config(
                 ..args.model.render_options()
             }
         },
-        derender: args.parsers.derender_config(),
+        derender: crate::derender::DerenderConfig {
+            default_chat_template_kwargs: args.model.default_kwargs(),
+            ..args.parsers.derender_config()
+        },
         engine,
         access_log: args.access_log,
+        traces: None,
         drain_delay: checked.drain_delay,
         drain_timeout: checked.drain_timeout,
     }

@@ -103,6 +103,9 @@ pub struct DerenderConfig {
     /// (`output_token_ids`, `output_chunk_lens`; O(n) bytes) where parsers or stop strings
     /// run, so a client that keeps only vLLM's fields still resumes exactly.
     pub replay_state: bool,
+    /// `--default-chat-template-kwargs`: the parsers' settings under a request's own, as
+    /// vLLM's derender merges them (`OnlineDerenderer`, `with_defaults`).
+    pub default_chat_template_kwargs: Arc<Map<String, Value>>,
 }
 
 impl Default for DerenderConfig {
@@ -113,6 +116,7 @@ impl Default for DerenderConfig {
             states: Arc::new(StateCodec::new(None, 0)),
             max_logprobs: Some(20),
             replay_state: false,
+            default_chat_template_kwargs: Default::default(),
         }
     }
 }
@@ -344,16 +348,12 @@ pub fn schemas(req: &Map<String, Value>) -> Arc<ToolSchemas> {
 /// constructor does): qwen3's is all content, hy_v3 and minimax_m3 do not read
 /// `enable_thinking`, deepseek_v4's still reads a `<think>` block.
 fn reasoning_for(
-    setting: &str,
+    cfg: &DerenderConfig,
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<TagReasoningParser> {
-    let settings = ParserSettings::from_request(
-        req.get("chat_template_kwargs").and_then(Value::as_object),
-        req.get("reasoning_effort").and_then(Value::as_str),
-    )
-    .with_chat_template(model.chat_template_source.clone());
-    match setting {
+    let settings = settings(cfg, req).with_chat_template(model.chat_template_source.clone());
+    match cfg.reasoning_parser.as_str() {
         "none" => None,
         "auto" => reasoning_parser_with(&model.name, &settings),
         name => reasoning_parser_with(name, &settings),
@@ -369,10 +369,7 @@ pub fn check_reasoning_settings(
     req: &Map<String, Value>,
     field: &str,
 ) -> Result<(), RequestError> {
-    let settings = ParserSettings::from_request(
-        req.get("chat_template_kwargs").and_then(Value::as_object),
-        req.get("reasoning_effort").and_then(Value::as_str),
-    );
+    let settings = settings(cfg, req);
     match llm_render_parsers::refused_settings(&cfg.reasoning_parser, &model.name, &settings) {
         None => Ok(()),
         Some(why) => {
@@ -385,13 +382,23 @@ pub fn check_reasoning_settings(
     }
 }
 
+/// A chat request's parser settings: its kwargs and `reasoning_effort`, over the server's
+/// defaults.
+fn settings(cfg: &DerenderConfig, req: &Map<String, Value>) -> ParserSettings {
+    ParserSettings::from_request(
+        req.get("chat_template_kwargs").and_then(Value::as_object),
+        req.get("reasoning_effort").and_then(Value::as_str),
+    )
+    .with_defaults(&cfg.default_chat_template_kwargs)
+}
+
 /// The reasoning tags a chat request's output is split by, if any.
 pub fn reasoning_spec(
     cfg: &DerenderConfig,
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<llm_render_parsers::TagSpec> {
-    reasoning_for(&cfg.reasoning_parser, model, req).map(|p| p.spec().clone())
+    reasoning_for(cfg, model, req).map(|p| p.spec().clone())
 }
 
 /// The tool parser name for a request, if tool calls are parsed.
@@ -506,7 +513,7 @@ pub fn new_choice(
             .map_err(|why| RequestError::invalid("model", why))?;
         return Ok(ChoiceState::new(index, stops, None, None).with_template(parser));
     }
-    let reasoning = reasoning_for(&cfg.reasoning_parser, model, req);
+    let reasoning = reasoning_for(cfg, model, req);
     let tools = tool_parser_name(&cfg.tool_call_parser, model, req)
         .and_then(|name| forced_call(&name, req).or_else(|| tool_parser(&name, schemas(req))));
     Ok(ChoiceState::new(index, stops, reasoning, tools))

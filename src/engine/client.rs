@@ -99,15 +99,26 @@ impl Engine {
 
     /// Sends a generate request (the protocol's body) and waits for the response head: an
     /// event stream, or the engine's error.
-    pub async fn generate(&self, body: Vec<u8>) -> Result<EngineStream, EngineError> {
+    /// `trace`: the W3C `traceparent` (and `tracestate`) of the client request's span, so
+    /// the engine's spans join its trace (vLLM reads them on its generate route).
+    pub async fn generate(
+        &self,
+        body: Vec<u8>,
+        trace: Option<&(String, Option<String>)>,
+    ) -> Result<EngineStream, EngineError> {
         let url = format!("{}{}", self.config.url, self.wire().generate_path());
-        let sent = self
+        let mut request = self
             .client
             .post(&url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body)
-            .send();
+            .header(reqwest::header::ACCEPT, "text/event-stream");
+        if let Some((parent, state)) = trace {
+            request = request.header("traceparent", parent);
+            if let Some(state) = state {
+                request = request.header("tracestate", state);
+            }
+        }
+        let sent = request.body(body).send();
         let resp = match tokio::time::timeout(self.config.stall_timeout, sent).await {
             Err(_) => return Err(EngineError::Stalled(self.config.stall_timeout)),
             Ok(Err(e)) => return Err(self.transport_error(e)),

@@ -185,6 +185,11 @@ max_tokens_default = "super::sampling::no_max_tokens";
     /// `{% generation %}` blocks (`null` for a template without them).
     #[serde(default)]
     pub return_assistant_tokens_mask: bool,
+    /// vLLM main's `skip_pixel_values`: `features.raw_images` carries each image's source
+    /// bytes (base64, positional with `mm_hashes`) in place of `kwargs_data`, `mm_metadata`
+    /// and `mm_tensors`; tokens, hashes and placeholders are unchanged.
+    #[serde(default)]
+    pub skip_pixel_values: bool,
 }
 }
 

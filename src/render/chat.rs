@@ -25,6 +25,18 @@ const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
 /// Names a request's `chat_template_kwargs` may not set: the renderer passes them itself.
 const RESERVED_KWARGS: [&str; 2] = ["messages", "tools"];
 
+/// Names `--default-chat-template-kwargs` may not set: the reserved ones, and the request
+/// fields the renderer always passes (a default would never apply, or would apply only
+/// where the request leaves the field out, as for `documents`; request fields, not server
+/// defaults).
+pub const NOT_DEFAULT_KWARGS: [&str; 5] = [
+    "messages",
+    "tools",
+    "add_generation_prompt",
+    "continue_final_message",
+    "documents",
+];
+
 /// The output of rendering a chat request.
 #[derive(Debug, Clone)]
 pub struct ChatRendered {
@@ -103,6 +115,14 @@ pub fn generate_request(
         // (`test_chat_render_assistant_tokens_mask_follows_truncation`).
         rendered.assistant_mask = rendered.assistant_mask.map(|m| m[keep.clone()].to_vec());
         rendered.token_ids = std::sync::Arc::new(rendered.token_ids[keep].to_vec());
+    }
+    if rendered.token_ids.is_empty() {
+        // vLLM's render refuses a prompt that renders to nothing (`serving.py`), a template
+        // that writes nothing for these messages.
+        return Err(RequestError::invalid(
+            "messages",
+            "No token_ids rendered: the chat template wrote nothing for these messages",
+        ));
     }
     // vLLM's `adjust_request` runs after the render.
     super::parse_context::check_response_template(opts, model, req)?;
@@ -238,6 +258,13 @@ pub(super) fn render_template(
         }
         kwargs.insert("reasoning_effort".into(), effort.as_str().into());
     }
+    // `--default-chat-template-kwargs` under the request's own (vLLM's `with_defaults`); the
+    // flag may not set the names taken above (checked at startup).
+    for (k, v) in opts.default_chat_template_kwargs.iter() {
+        if !kwargs.contains_key(k) {
+            kwargs.insert(k.clone(), v.clone());
+        }
+    }
     if continue_final && req.return_assistant_tokens_mask {
         // transformers' `apply_chat_template` refuses the pair.
         return Err(RequestError::invalid(
@@ -358,6 +385,7 @@ pub(super) fn render_template(
         media,
         &ImageKwargs {
             no_payload: req.no_mm_payload(),
+            raw_images: req.skip_pixel_values,
             ..ImageKwargs::parse(req.mm_processor_kwargs.as_ref(), opts)?
         },
     )?;

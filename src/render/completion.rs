@@ -119,7 +119,7 @@ pub fn render_completion(
         if ids.is_empty() {
             return Err(RequestError::invalid(
                 "prompt",
-                "prompt renders to no tokens",
+                "No token_ids rendered: the prompt renders to no tokens",
             ));
         }
         let offsets = match (&p_text, req.return_token_offsets) {

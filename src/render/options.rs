@@ -36,6 +36,9 @@ pub struct RenderOptions {
     /// `--tool-call-parser`: without one for the model, a `tool_choice` other than `none` is
     /// refused, as vLLM refuses it without `--tool-call-parser`.
     pub tool_call_parser: String,
+    /// `--default-chat-template-kwargs` (vLLM's flag): template kwargs every chat request
+    /// gets unless its own `chat_template_kwargs` (or `reasoning_effort`) sets the key.
+    pub default_chat_template_kwargs: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Default for RenderOptions {
@@ -57,6 +60,7 @@ impl Default for RenderOptions {
             processor_bounds: Bounds::default(),
             reasoning_parser: "auto".into(),
             tool_call_parser: "auto".into(),
+            default_chat_template_kwargs: Default::default(),
         }
     }
 }

@@ -50,8 +50,9 @@ fn merge(base: &mut Map<String, Value>, over: impl IntoIterator<Item = (String, 
     }
 }
 
-/// vLLM's `effective_chat_template_kwargs` for a chat request.
-pub fn effective_kwargs(req: &ChatRequest) -> Map<String, Value> {
+/// vLLM's `effective_chat_template_kwargs` for a chat request, over the server's defaults
+/// (`--default-chat-template-kwargs`, then `cohere_format` unless the flag sets it).
+pub fn effective_kwargs(opts: &RenderOptions, req: &ChatRequest) -> Map<String, Value> {
     let mut request = req.chat_template_kwargs.clone().unwrap_or_default();
     let mut extra = vec![
         (
@@ -71,10 +72,10 @@ pub fn effective_kwargs(req: &ChatRequest) -> Map<String, Value> {
         }
     }
     merge(&mut request, extra);
-    let mut out: Map<String, Value> = SERVER_DEFAULT_KWARGS
-        .iter()
-        .map(|(k, v)| ((*k).to_string(), Value::String((*v).to_string())))
-        .collect();
+    let mut out: Map<String, Value> = (*opts.default_chat_template_kwargs).clone();
+    for (k, v) in SERVER_DEFAULT_KWARGS {
+        out.entry(k).or_insert_with(|| Value::String(v.to_string()));
+    }
     merge(&mut out, request);
     out
 }
@@ -125,12 +126,14 @@ fn history_tool_calls(req: &ChatRequest) -> usize {
         .sum()
 }
 
-/// What a chat request tells its reasoning parser's constructor (vLLM's effective kwargs).
-pub fn parser_settings(model: &Model, req: &ChatRequest) -> ParserSettings {
+/// What a chat request tells its reasoning parser's constructor (vLLM's effective kwargs,
+/// over the server's defaults).
+pub fn parser_settings(opts: &RenderOptions, model: &Model, req: &ChatRequest) -> ParserSettings {
     ParserSettings::from_request(
         req.chat_template_kwargs.as_ref(),
         req.reasoning_effort.as_deref(),
     )
+    .with_defaults(&opts.default_chat_template_kwargs)
     .with_chat_template(model.chat_template_source.clone())
 }
 
@@ -142,7 +145,7 @@ pub fn check_reasoning_settings(
     model: &Model,
     req: &ChatRequest,
 ) -> Result<(), RequestError> {
-    let settings = parser_settings(model, req);
+    let settings = parser_settings(opts, model, req);
     match llm_render_parsers::refused_settings(&opts.reasoning_parser, &model.name, &settings) {
         None => Ok(()),
         Some(why) => {
@@ -318,9 +321,9 @@ fn harmony_reasoning(opts: &RenderOptions, model: &Model) -> bool {
 
 /// The fields for a chat request rendered to `prompt`.
 pub fn chat(opts: &RenderOptions, model: &Model, req: &ChatRequest, prompt: &[u32]) -> ParseFields {
-    let kwargs = effective_kwargs(req);
+    let kwargs = effective_kwargs(opts, req);
     let include_reasoning = req.include_reasoning.unwrap_or(true);
-    let spec = reasoning_spec(opts, model, &parser_settings(model, req));
+    let spec = reasoning_spec(opts, model, &parser_settings(opts, model, req));
     // gpt-oss's reasoning parser has no tags; vLLM's says reasoning has always ended
     // (`GptOssReasoningParser.is_reasoning_end`).
     let harmony_reasoning = harmony_reasoning(opts, model);

@@ -17,7 +17,7 @@
 //! metrics.
 //!
 //! Reading `model` costs one more pass over the body (serde skipping every other field
-//! without building it), taken only when the access log is on.
+//! without building it), taken only when the access log or tracing is on.
 
 use super::AppState;
 use axum::http::Method;
@@ -25,9 +25,10 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::time::Instant;
 
-/// What the access log learns of a request's body while it is dispatched.
+/// What the access log (and the trace span, `otel.rs`) learns of a request's body while it
+/// is dispatched.
 pub(crate) struct Seen {
-    /// Whether the access log is on (else [`Seen::body`] reads nothing).
+    /// Whether the access log or tracing is on (else [`Seen::body`] reads nothing).
     wanted: bool,
     bytes_in: u64,
     model: Option<Box<str>>,
@@ -40,6 +41,11 @@ impl Seen {
             bytes_in: 0,
             model: None,
         }
+    }
+
+    /// The model the body names, once read (for the request's trace span).
+    pub(crate) fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 
     /// The body has been read: its length, and the model it names.

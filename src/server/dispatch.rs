@@ -12,6 +12,7 @@
 //! still answer with axum's response types.
 
 use super::access;
+use super::otel;
 use super::routes;
 use super::transport::ConnectionWatch;
 use super::{ApiError, AppState};
@@ -44,9 +45,12 @@ pub(crate) enum Handler {
     Info(fn(&AppState) -> Response),
 }
 
-/// One route: its path (also its metrics' `route` label) and its handler.
+/// One route: its path (also its metrics' `route` label), the name of its trace span (its
+/// handler's name in vLLM, which names the span after it; `server::otel`; the GET routes
+/// are not traced), and its handler.
 pub(crate) struct Route {
     pub(crate) path: &'static str,
+    pub(crate) span: &'static str,
     pub(crate) handler: Handler,
 }
 
@@ -70,78 +74,97 @@ macro_rules! front {
 pub(crate) static ROUTES: &[Route] = &[
     Route {
         path: "/v1/chat/completions/render",
+        span: "render_chat_completion",
         handler: work!(routes::chat_render),
     },
     Route {
         path: "/v1/messages/render",
+        span: "render_messages",
         handler: work!(routes::messages_render),
     },
     Route {
         path: "/v1/responses/render",
+        span: "render_responses",
         handler: work!(routes::responses_render),
     },
     Route {
         path: "/v1/completions/render",
+        span: "render_completion",
         handler: work!(routes::completion_render),
     },
     Route {
         path: "/tokenize",
+        span: "tokenize",
         handler: work!(routes::tokenize),
     },
     Route {
         path: "/detokenize",
+        span: "detokenize",
         handler: work!(routes::detokenize),
     },
     Route {
         path: "/v1/block_hashes",
+        span: "block_hashes",
         handler: work!(routes::block_hashes),
     },
     Route {
         path: "/v1/chat/completions/derender",
+        span: "derender_chat_completion",
         handler: work!(routes::chat_derender),
     },
     Route {
         path: "/v1/completions/derender",
+        span: "derender_completion",
         handler: work!(routes::completion_derender),
     },
     Route {
         path: "/v1/messages/derender",
+        span: "derender_messages",
         handler: work!(routes::messages_derender),
     },
     Route {
         path: "/v1/responses/derender",
+        span: "derender_responses",
         handler: work!(routes::responses_derender),
     },
     Route {
         path: "/v1/chat/completions",
+        span: "create_chat_completion",
         handler: front!(super::front::chat_completions),
     },
     Route {
         path: "/v1/completions",
+        span: "create_completion",
         handler: front!(super::front::completions),
     },
     Route {
         path: "/v1/messages",
+        span: "create_messages",
         handler: front!(super::front::messages),
     },
     Route {
         path: "/v1/responses",
+        span: "create_responses",
         handler: front!(super::front::responses),
     },
     Route {
         path: "/health",
+        span: "health",
         handler: Handler::Info(|st| routes::health(st).into_response()),
     },
     Route {
         path: "/live",
+        span: "live",
         handler: Handler::Info(|_| routes::live().into_response()),
     },
     Route {
         path: "/v1/models",
+        span: "show_available_models",
         handler: Handler::Info(|st| routes::models(st).into_response()),
     },
     Route {
         path: "/metrics",
+        span: "metrics",
         handler: Handler::Info(|st| routes::metrics(st).into_response()),
     },
 ];
@@ -218,7 +241,8 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
                 .config
                 .access_log
                 .then(|| access::Entry::start(req.method(), req.uri().path()));
-            let mut seen = access::Seen::new(access.is_some());
+            let traced = state.config.traces.is_some();
+            let mut seen = access::Seen::new(access.is_some() || traced);
             let mut resp = dispatch(&state, req, &mut seen).await;
             if let Some(entry) = &mut access {
                 entry.answered(resp.status().as_u16(), seen);
@@ -279,11 +303,29 @@ async fn dispatch<B: RequestBody>(
                 .insert(header::ALLOW, HeaderValue::from_static(route.allow()));
             resp
         }
-        Some(route) => match route.handler {
-            Handler::Work(handler) => guarded(state, req.into_body(), handler, seen).await,
-            Handler::Front(handler) => front(state, req.into_body(), handler, seen).await,
-            Handler::Info(handler) => handler(state),
-        },
+        Some(route) => {
+            let span = match (&state.config.traces, &route.handler) {
+                (Some(t), Handler::Work(_) | Handler::Front(_)) => {
+                    Some(t.start_span(route.span, route.path, req.headers()))
+                }
+                _ => None,
+            };
+            let resp = otel::with_downstream(span.as_ref(), async {
+                match route.handler {
+                    Handler::Work(handler) => guarded(state, req.into_body(), handler, seen).await,
+                    Handler::Front(handler) => front(state, req.into_body(), handler, seen).await,
+                    Handler::Info(handler) => handler(state),
+                }
+            })
+            .await;
+            if let Some(mut span) = span {
+                if let Some(model) = seen.model() {
+                    span.model(model);
+                }
+                span.answered(resp.status().as_u16());
+            }
+            resp
+        }
     };
     flight.answered(resp.status().as_u16(), &method);
     resp

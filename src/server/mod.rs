@@ -18,6 +18,7 @@ mod dispatch;
 mod error;
 mod front;
 mod metrics;
+pub mod otel;
 mod routes;
 mod transport;
 
@@ -60,6 +61,8 @@ pub struct ServerConfig {
     pub engine: Option<Arc<crate::engine::Engine>>,
     /// `--access-log`: one INFO line per request on the `llm_render::access` target.
     pub access_log: bool,
+    /// `--otlp-traces-endpoint`: a span per work request, exported over OTLP (`otel.rs`).
+    pub traces: Option<Arc<otel::Traces>>,
     /// After a stop signal, how long the server goes on accepting and serving (with
     /// `/health` answering 503) before it closes the listener (`transport/shutdown.rs`).
     pub drain_delay: Duration,
@@ -81,6 +84,7 @@ impl Default for ServerConfig {
             derender: Default::default(),
             engine: None,
             access_log: false,
+            traces: None,
             drain_delay: Duration::from_secs(5),
             drain_timeout: Duration::from_secs(25),
         }

@@ -75,6 +75,8 @@ impl Default for Script {
 #[derive(Debug, Default)]
 pub struct Record {
     pub generates: Vec<Value>,
+    /// Each generate request's `traceparent` header.
+    pub traceparents: Vec<Option<String>>,
     /// Abort bodies, with when they arrived.
     pub aborts: Vec<(Value, Instant)>,
     /// When a stream's client (llm-render) stopped reading: its channel closed.
@@ -156,10 +158,16 @@ async fn abort(State(e): State<Engine>, body: Bytes) -> StatusCode {
     StatusCode::OK
 }
 
-async fn generate(State(e): State<Engine>, body: Bytes) -> Response {
+async fn generate(
+    State(e): State<Engine>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let req: Value = serde_json::from_slice(&body).unwrap();
     let attempt = {
         let mut r = e.record.lock().unwrap();
+        let traceparent = headers.get("traceparent").and_then(|v| v.to_str().ok());
+        r.traceparents.push(traceparent.map(str::to_string));
         r.generates.push(req.clone());
         r.generates.len()
     };

@@ -5,6 +5,7 @@
 pub mod engine;
 pub mod process;
 pub mod sidecar;
+pub mod vision;
 
 use llm_render::model::{LoadOptions, Model, ModelRegistry};
 use llm_render::server::{self, AppState, ServerConfig};

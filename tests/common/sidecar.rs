@@ -36,6 +36,17 @@ pub fn setup_engine(
     reasoning: &str,
     tune: impl FnOnce(&mut EngineConfig),
 ) -> (Engine, String) {
+    setup_models(registry(), script, proto, reasoning, tune)
+}
+
+/// [`setup_engine`] in front of `models`.
+pub fn setup_models(
+    models: llm_render::model::ModelRegistry,
+    script: Script,
+    proto: &str,
+    reasoning: &str,
+    tune: impl FnOnce(&mut EngineConfig),
+) -> (Engine, String) {
     let engine = Engine::start(script);
     let mut cfg = EngineConfig::new(&engine.url, protocol(proto).unwrap());
     cfg.model = Some("tiny-qwen3".into());
@@ -49,7 +60,7 @@ pub fn setup_engine(
         ..ServerConfig::default()
     };
     config.derender.reasoning_parser = reasoning.into();
-    let base = super::start_server(registry(), config);
+    let base = super::start_server(models, config);
     (engine, base)
 }
 

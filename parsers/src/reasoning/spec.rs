@@ -20,6 +20,12 @@ pub struct TagSpec {
     /// vLLM's parser-engine parsers do. Empty: vLLM's basic rule.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_boundaries: Vec<String>,
+    /// vLLM's parser-engine `wait_for_reasoning`, where it is not `starts_in_reasoning`: a
+    /// prompt whose scan stops at a turn boundary reads as still before reasoning (Gemma 4
+    /// with `enable_thinking`: the output starts in content, and the model opens its channel
+    /// itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for_reasoning: Option<bool>,
     /// Whitespace at the end of the reasoning is dropped.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trim_reasoning_end: bool,
@@ -149,7 +155,7 @@ impl TagSpec {
     /// * Parser-engine rule (`parser/engine/parser_engine.py`, with turn boundaries): back
     ///   from the end, an end tag (or the implicit end marker) is `true`, a start tag
     ///   `false`; a turn boundary stops the scan, and then reasoning has ended unless the
-    ///   output starts in it (`starts_in_reasoning`).
+    ///   parser waits for it (`wait_for_reasoning`, by default `starts_in_reasoning`).
     ///
     /// The request's thinking switch is already in the spec: each family's entry builds it
     /// from the request's settings, as vLLM's constructor reads them.
@@ -183,6 +189,6 @@ impl TagSpec {
                 break;
             }
         }
-        !self.starts_in_reasoning
+        !self.wait_for_reasoning.unwrap_or(self.starts_in_reasoning)
     }
 }

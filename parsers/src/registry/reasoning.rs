@@ -339,13 +339,16 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         name: "gemma4",
         help: "Gemma 4: <|channel>thought\\n…<channel|>, anywhere in the output; <|tool_call> also ends it",
         model_patterns: &["gemma-4", "gemma4"],
-        // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content.
-        make: |_| {
+        // vLLM's gemma4 parser engine (`vllm/parser/gemma4.py`): output starts in content;
+        // with `enable_thinking` (default off) a prompt that ends at a turn boundary waits
+        // for reasoning (`gemma4_config(thinking).wait_for_reasoning`).
+        make: |s| {
             Some(TagReasoningParser::new(TagSpec {
                 start: "<|channel>".into(),
                 end: "<channel|>".into(),
                 implicit_end: Some("<|tool_call>".into()),
                 turn_boundaries: vec!["<|turn>".into(), "<|tool_response>".into()],
+                wait_for_reasoning: Some(s.truthy("enable_thinking")),
                 trim_reasoning_end: true,
                 variant: TagVariant::Gemma4,
                 ..TagSpec::default()

@@ -70,6 +70,17 @@ impl ParserSettings {
         ParserSettings::new(kwargs)
     }
 
+    /// Under the server's `--default-chat-template-kwargs`: each default whose key the
+    /// request's kwargs leave unset (vLLM's `ChatParams.with_defaults`, `merge_kwargs`).
+    pub fn with_defaults(mut self, defaults: &Map<String, Value>) -> Self {
+        for (k, v) in defaults {
+            if !self.chat_template_kwargs.contains_key(k) {
+                self.chat_template_kwargs.insert(k.clone(), v.clone());
+            }
+        }
+        self
+    }
+
     /// With the model's own chat template (see [`ParserSettings::chat_template`]).
     pub fn with_chat_template(mut self, template: Option<Arc<str>>) -> Self {
         self.chat_template = template;

@@ -182,6 +182,7 @@ pub fn to_chat(body: &Value, s: &MessagesSettings) -> Result<Map<String, Value>,
         "watermarking",
         "mm_payload",
         "return_mm_kwargs",
+        "skip_pixel_values",
     ] {
         if let Some(v) = req.get(key).filter(|v| !v.is_null()) {
             out.insert(key.into(), v.clone());

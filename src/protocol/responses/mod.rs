@@ -33,7 +33,7 @@ fn bad(param: impl Into<String>, message: impl Into<String>) -> RequestError {
 }
 
 /// Sampling and option fields that mean the same in a chat request, copied as they are.
-const SAME: [&str; 24] = [
+const SAME: [&str; 25] = [
     "model",
     "temperature",
     "top_p",
@@ -57,6 +57,7 @@ const SAME: [&str; 24] = [
     "mm_processor_kwargs",
     "mm_payload",
     "return_mm_kwargs",
+    "skip_pixel_values",
     "vllm_xargs",
 ];
 

@@ -55,6 +55,9 @@ pub struct ImageKwargs {
     /// vLLM's `mm_payload: "none"` (or `return_mm_kwargs: false`): no `kwargs_data` or
     /// `mm_metadata`, only hashes and placeholders (hash-only renders for routers).
     pub no_payload: bool,
+    /// vLLM main's `skip_pixel_values`: the images' source bytes (`raw_images`) instead of
+    /// any pixel tensor; no pixel is made.
+    pub raw_images: bool,
     pub min_pixels: Option<u64>,
     pub max_pixels: Option<u64>,
     /// The processor kwargs as vLLM hashes them: name and value, in request order.
@@ -69,6 +72,7 @@ impl ImageKwargs {
         let mut out = ImageKwargs {
             dtype: opts.tensor_dtype,
             no_payload: false,
+            raw_images: false,
             min_pixels: opts.processor_bounds.min_pixels,
             max_pixels: opts.processor_bounds.max_pixels,
             hashed: Vec::new(),

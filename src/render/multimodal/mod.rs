@@ -78,8 +78,14 @@ pub async fn fetch_request_media(
     Ok(out)
 }
 
-/// One processed image of a request: its content hash and its processor output.
-type Item = (String, Arc<ProcessedImage>);
+/// One processed image of a request: its content hash, its processor output, and its
+/// source bytes when the request asks for them (`skip_pixel_values`).
+#[derive(Clone)]
+struct Item {
+    hash: String,
+    image: Arc<ProcessedImage>,
+    source: Option<Arc<Vec<u8>>>,
+}
 
 /// Loads and processes every image; returns the expanded token IDs and `features`.
 pub fn expand_images(
@@ -126,6 +132,10 @@ fn process_images(
     let mut by_url: HashMap<&str, Item> = HashMap::new();
     let mut tensor_bytes = 0u64;
     let mut charge = |rows: usize, cols: usize, param: &str| {
+        if kw.raw_images {
+            // No tensor is made; the source bytes are bounded by the body and fetch limits.
+            return Ok(());
+        }
         tensor_bytes += (rows * cols) as u64 * (u64::from(!kw.no_payload) + kw.dtype.width());
         let (bytes, limit) = (tensor_bytes, opts.max_mm_tensor_bytes);
         if bytes > limit {
@@ -140,7 +150,7 @@ fn process_images(
     for img in images {
         crate::render::cancel::check()?;
         if let Some(done) = by_url.get(img.url.as_str()) {
-            charge(done.1.rows, done.1.cols, &img.param)?;
+            charge(done.image.rows, done.image.cols, &img.param)?;
             items.push(done.clone());
             continue;
         }
@@ -201,6 +211,21 @@ fn plan_image(
 impl Planned {
     /// Its content hash (vLLM's, of the original bytes) and the processor's output.
     fn process(self, model: &Model, processor: &QwenVlProcessor, kw: &ImageKwargs) -> Item {
+        let (hash, image) = self.process_pixels(model, processor, kw);
+        let source = kw.raw_images.then(|| Arc::new(self.bytes));
+        Item {
+            hash,
+            image,
+            source,
+        }
+    }
+
+    fn process_pixels(
+        &self,
+        model: &Model,
+        processor: &QwenVlProcessor,
+        kw: &ImageKwargs,
+    ) -> (String, Arc<ProcessedImage>) {
         let hash = media::mm_hash_image_bytes(
             &self.bytes,
             self.decoded.converted,
@@ -208,27 +233,29 @@ impl Planned {
             &kw.hashed,
             HashAlgo::Blake3,
         );
-        let tensors = match (kw.no_payload, kw.dtype) {
+        let tensors = match (kw.no_payload || kw.raw_images, kw.dtype) {
+            (true, _) if kw.raw_images => return (hash, Arc::new(self.plan_only(processor))),
             (false, TensorDtype::None) => media::Tensors::Patches,
             (false, _) => media::Tensors::Both,
-            (true, TensorDtype::None) => {
-                // Hashes and placeholders only: the plan has all they need, no pixel is made.
-                let (rows, cols) = processor.shape(&self.plan);
-                let processed = media::ProcessedImage {
-                    pixel_values: Vec::new(),
-                    patches: Vec::new(),
-                    rows,
-                    cols,
-                    grid_thw: self.plan.grid_thw,
-                    resized_hw: self.plan.resized_hw,
-                    num_tokens: self.plan.num_tokens,
-                };
-                return (hash, Arc::new(processed));
-            }
+            (true, TensorDtype::None) => return (hash, Arc::new(self.plan_only(processor))),
             (true, _) => media::Tensors::PixelValues,
         };
         let processed = processor.process_planned(&self.decoded.rgb, &self.plan, tensors);
         (hash, Arc::new(processed))
+    }
+
+    /// Hashes and placeholders only: the plan has all they need, no pixel is made.
+    fn plan_only(&self, processor: &QwenVlProcessor) -> ProcessedImage {
+        let (rows, cols) = processor.shape(&self.plan);
+        media::ProcessedImage {
+            pixel_values: Vec::new(),
+            patches: Vec::new(),
+            rows,
+            cols,
+            grid_thw: self.plan.grid_thw,
+            resized_hw: self.plan.resized_hw,
+            num_tokens: self.plan.num_tokens,
+        }
     }
 }
 
@@ -249,14 +276,14 @@ fn expand_placeholders(
     }
     let extra: usize = items
         .iter()
-        .map(|(_, p)| p.num_tokens.saturating_sub(1))
+        .map(|item| item.image.num_tokens.saturating_sub(1))
         .sum();
     let mut out = Vec::with_capacity(token_ids.len() + extra);
     let mut placeholders = Vec::with_capacity(items.len());
     let mut next = items.iter();
     for &t in token_ids {
         if t == pad {
-            if let Some((_, p)) = next.next() {
+            if let Some(Item { image: p, .. }) = next.next() {
                 placeholders.push(json!({"offset": out.len(), "length": p.num_tokens}));
                 out.extend(std::iter::repeat_n(pad, p.num_tokens));
             }
@@ -269,7 +296,11 @@ fn expand_placeholders(
 
 /// The render's `features`: hashes, placeholders, vLLM's `kwargs_data` and `mm_metadata`
 /// (`null` with `mm_payload: "none"`, as vLLM writes them), and `mm_tensors` when a float
-/// dtype is asked for.
+/// dtype is asked for. With `skip_pixel_values`, vLLM main's shape instead: `kwargs_data`
+/// and `mm_metadata` `null`, and `raw_images` `{"image": [base64 of each source]}`,
+/// positional with `mm_hashes` (`serving.py::_extract_mm_features`). vLLM falls back to
+/// `kwargs_data` when an item kept no source bytes (embeddings, audio, video); every item
+/// here is an image loaded from bytes, so the fallback cannot arise.
 fn features(items: &[Item], placeholders: Vec<Value>, kw: &ImageKwargs) -> Value {
     let dtype = kw.dtype;
     // The large strings (base64 tensors) are moved into the tree: `json!` would serialize
@@ -277,28 +308,40 @@ fn features(items: &[Item], placeholders: Vec<Value>, kw: &ImageKwargs) -> Value
     // 1080p image's 67 MB of float32 base64, ~10 ms of server CPU per request).
     let image =
         |values: Vec<Value>| Value::Object(Map::from_iter([("image".into(), values.into())]));
-    let all_rows: Vec<usize> = items.iter().map(|(_, p)| p.rows).collect();
+    let all_rows: Vec<usize> = items.iter().map(|item| item.image.rows).collect();
     let mut features = Map::new();
-    let hashes = items.iter().map(|(h, _)| h.clone().into()).collect();
+    let hashes = items.iter().map(|item| item.hash.clone().into()).collect();
     features.insert("mm_hashes".into(), image(hashes));
     features.insert("mm_placeholders".into(), image(placeholders));
+    if kw.raw_images {
+        features.insert("kwargs_data".into(), Value::Null);
+        features.insert("mm_metadata".into(), Value::Null);
+        let raw = items.iter().map(|item| {
+            let bytes = item.source.as_deref().map_or(&[][..], |b| b.as_slice());
+            let mut w = b64::B64Writer::with_input_len(bytes.len());
+            w.write(bytes);
+            Value::String(w.finish())
+        });
+        features.insert("raw_images".into(), image(raw.collect()));
+        return Value::Object(features);
+    }
     if kw.no_payload {
         features.insert("kwargs_data".into(), Value::Null);
         features.insert("mm_metadata".into(), Value::Null);
     } else {
         let kwargs = items
             .iter()
-            .map(|(_, p)| kwargs_data::kwargs_data(p, &all_rows).into());
+            .map(|item| kwargs_data::kwargs_data(&item.image, &all_rows).into());
         features.insert("kwargs_data".into(), image(kwargs.collect()));
         let metadata = items
             .iter()
-            .map(|(_, p)| kwargs_data::mm_metadata(p).into());
+            .map(|item| kwargs_data::mm_metadata(&item.image).into());
         features.insert("mm_metadata".into(), image(metadata.collect()));
     }
     if dtype != TensorDtype::None {
         let tensors = items
             .iter()
-            .map(|(_, p)| {
+            .map(|Item { image: p, .. }| {
                 let data = b64::encode_f32(&p.pixel_values, dtype);
                 let mut pixel_values = Map::new();
                 pixel_values.insert("dtype".into(), dtype.name().into());

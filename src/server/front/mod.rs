@@ -226,7 +226,7 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 echo,
             });
         }
-        let (model, mut original, req, shape) = match route {
+        let (model, mut original, mut req, shape) = match route {
             Route::Chat => {
                 let original: Map<String, Value> = parse_json(&bytes)?;
                 let req: ChatRequest = parse_json_shared(&bytes)?;
@@ -248,6 +248,12 @@ async fn prepare(st: &Arc<AppState>, bytes: Bytes, route: Route) -> Result<Prepa
                 (model, map, req, shape)
             }
         };
+        // The engine needs the pixels: the render-only payload choices (`mm_payload`,
+        // `return_mm_kwargs`, `skip_pixel_values`) are ignored here, as vLLM's own
+        // chat route ignores them.
+        req.skip_pixel_values = false;
+        req.mm_payload = None;
+        req.return_mm_kwargs = None;
         let echo = match shape {
             Shape::Chat => echo::Echo::chat(&original)?,
             _ => None,
@@ -381,6 +387,7 @@ async fn run(
         ))
         .into_response();
     }
+    let trace = super::otel::downstream();
     let mut attempt = 0;
     let (events, first, guard) = loop {
         // Each attempt has an engine id of its own (the response keeps the render's): a late
@@ -396,7 +403,7 @@ async fn run(
             Ok(b) => b,
             Err(e) => return engine_error(&st, e).into_response(),
         };
-        let err = match engine.generate(body).await {
+        let err = match engine.generate(body, trace.as_ref()).await {
             Ok(mut events) => match events.next().await {
                 Ok(Some(first)) => break (events, first, guard),
                 // The engine finished the request without an event: not sent again.
