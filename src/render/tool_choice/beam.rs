@@ -41,7 +41,7 @@ pub fn constrain(
         .map_err(RequestError::Tokenizer)?;
     // The parser's constructor reads `enable_thinking` off the effective template kwargs
     // (`bool(kwargs.get("enable_thinking", True))`).
-    let settings = ParserSettings::new(effective_kwargs(req));
+    let settings = ParserSettings::new(effective_kwargs(opts, req));
     let requires_reasoning =
         settings.get("enable_thinking").is_none() || settings.truthy("enable_thinking");
     let choice = tool_choice(req);
