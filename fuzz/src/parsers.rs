@@ -2,8 +2,10 @@
 //! `reasoning:NAME`, `harmony`, `forced:required` / `forced:named` (the reader of output a
 //! `tool_choice` schema forced: a `[{"name", "parameters"}]` list, or one named tool's
 //! arguments) or `hf:N` (vLLM's `hf` parser, reasoning and calls, driven by the N-th
-//! distinct `response_template` of the `hf` goldens, after that template's golden prompt), a
-//! newline, then the text (NAME: a vLLM parser name from the registry; an unknown one, or an
+//! distinct `response_template` of the `hf` goldens, after that template's golden prompt) or
+//! `beam:N` (vLLM's `beam`: the same parser, and the grammar it derives from that template
+//! for the text as the prompt, for requests without tools, with tools and with `required`:
+//! none may panic, and a tag must be JSON), a newline, then the text (NAME: a vLLM parser name from the registry; an unknown one, or an
 //! N past the templates, is skipped). The text is parsed one-shot, one character at
 //! a time and in pieces of mixed sizes: none may panic, and every chunking must give the
 //! one-shot result (content, reasoning and the folded tool calls), the property the
@@ -11,8 +13,9 @@
 
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser, response_template_parser, tool_parser, HarmonyParser, Parsed, ParserSettings,
-    ReasoningParser, ResponseTemplate, Split, ToolParser, ToolSchemas,
+    reasoning_parser, response_template_parser, tool_parser, BeamRequest, BeamTemplate,
+    HarmonyParser, Parsed, ParserSettings, ReasoningParser, ResponseTemplate, Split, ToolParser,
+    ToolSchemas,
 };
 use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
@@ -66,6 +69,50 @@ fn hf(index: &str, chunks: &[&str]) -> Option<Outcome> {
     }
     p.finish(&mut thinking, &mut out);
     Some(outcome(out, thinking))
+}
+
+/// `beam:N`'s grammar for the text as the prompt: each request shape's tag (or refusal), no
+/// panic, and a tag that is JSON.
+fn beam_grammar(index: &str, prompt: &str) {
+    let Some((spec, ..)) = index
+        .parse::<usize>()
+        .ok()
+        .and_then(|i| hf_templates().get(i))
+    else {
+        return;
+    };
+    let Ok(template) = BeamTemplate::from_json(spec) else {
+        return;
+    };
+    let tools: Vec<serde_json::Map<String, Value>> = [json!({"type": "function", "function": {
+        "name": "get_weather", "parameters": {"type": "object", "properties": {
+            "city": {"type": "string"}}}, "strict": true}})]
+    .iter()
+    .filter_map(|t| t.as_object().cloned())
+    .collect();
+    for (tools, choice) in [
+        (&[][..], json!("none")),
+        (&tools[..], json!("auto")),
+        (&tools[..], json!("required")),
+    ] {
+        let r = BeamRequest {
+            tools,
+            tool_choice: &choice,
+            parallel_tool_calls: None,
+            output: None,
+            requires_reasoning: true,
+            include_reasoning: true,
+            prompt,
+            reasoning_parser: true,
+            tool_parser: true,
+        };
+        if let Ok(Some(tag)) = template.constrain(&r) {
+            assert!(
+                serde_json::from_str::<Value>(&tag.structural_tag).is_ok(),
+                "beam:{index}: a tag that is not JSON"
+            );
+        }
+    }
 }
 
 /// The tools the typed (XML) families read values by: every JSON type, and a call without
@@ -183,7 +230,7 @@ fn outcome(out: Parsed, reasoning: String) -> Outcome {
 }
 
 /// The input for `text` through `parser` (`tool:NAME`, `reasoning:NAME`, `harmony`,
-/// `forced:required`, `forced:named` or `hf:N`).
+/// `forced:required`, `forced:named`, `hf:N` or `beam:N`).
 pub fn input(parser: &str, text: &str) -> Vec<u8> {
     format!("{parser}\n{text}").into_bytes()
 }
@@ -199,10 +246,13 @@ pub fn run(data: &[u8]) {
         Some(("tool", name)) => tools(name, chunks),
         Some(("reasoning", name)) => reasoning(name, chunks),
         Some(("forced", which)) => forced(which, chunks),
-        Some(("hf", index)) => hf(index, chunks),
+        Some(("hf" | "beam", index)) => hf(index, chunks),
         None if parser == "harmony" => Some(harmony(chunks)),
         _ => None,
     };
+    if let Some(("beam", index)) = parser.split_once(':') {
+        beam_grammar(index, text);
+    }
     let mut ways = chunkings(text).into_iter();
     let Some(whole) = ways.next() else { return };
     let Some(one_shot) = parse(&whole) else {

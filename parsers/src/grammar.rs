@@ -51,6 +51,10 @@ pub enum ToolGrammar {
     /// vLLM's Harmony parser also moves the request's own constraint into a final message
     /// after an optional analysis one, whatever the `tool_choice`.
     Harmony(HarmonyTags),
+    /// vLLM's `beam` (`BeamParser._constrain_request`): a structural tag derived from the
+    /// checkpoint's `response_template` on every chat request, with or without tools
+    /// ([`crate::BeamTemplate`]); the render builds it beside the `tool_choice` constraints.
+    Beam,
 }
 
 /// The patterns of vLLM's Harmony tag ([`ToolGrammar::Harmony`]).

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use llm_render_parsers::{
-    reasoning_parser_with, tool_parser_with, Parsed, ParserSettings, ReasoningParser,
-    ResponseTemplate, Split, ToolCall, ToolParser, ToolSchemas, RESPONSE_TEMPLATE,
+    is_response_template, reasoning_parser_with, tool_parser_with, Parsed, ParserSettings,
+    ReasoningParser, ResponseTemplate, Split, ToolCall, ToolParser, ToolSchemas,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -43,10 +43,10 @@ pub fn gemma4_template() -> Value {
     })
 }
 
-/// The settings a family's tool parser is built with here: `hf` gets Gemma 4's template and
-/// a prompt ending in its start anchor; the others none.
+/// The settings a family's tool parser is built with here: `hf` (and `beam`, the same parser)
+/// gets Gemma 4's template and a prompt ending in its start anchor; the others none.
 pub fn settings_for(name: &str) -> ParserSettings {
-    if name != RESPONSE_TEMPLATE {
+    if !is_response_template(name) {
         return ParserSettings::default();
     }
     let template = ResponseTemplate::from_json(&gemma4_template())

@@ -3,9 +3,9 @@
 
 mod common;
 use llm_render_parsers::{
-    reasoning_parser, reasoning_parser_for_model, response_template_parser, tool_parser,
-    tool_parser_for_model, tool_parser_with, ParserSettings, HARMONY_REASONING, HARMONY_TOOLS,
-    REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
+    is_response_template, reasoning_parser, reasoning_parser_for_model, response_template_parser,
+    tool_parser, tool_parser_for_model, tool_parser_with, ParserSettings, BEAM, HARMONY_REASONING,
+    HARMONY_TOOLS, REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
 use std::sync::Arc;
 
@@ -157,12 +157,15 @@ fn identity_entries_read_every_prompt_as_past_reasoning() {
 
 #[test]
 fn every_entry_makes_its_parser() {
-    for e in TOOL_PARSERS.iter().filter(|e| e.name != RESPONSE_TEMPLATE) {
+    for e in TOOL_PARSERS
+        .iter()
+        .filter(|e| !is_response_template(e.name))
+    {
         assert!(tool_parser(e.name, Arc::default()).is_some(), "{}", e.name);
     }
     for e in REASONING_PARSERS
         .iter()
-        .filter(|e| ![HARMONY_REASONING, RESPONSE_TEMPLATE].contains(&e.name))
+        .filter(|e| e.name != HARMONY_REASONING && !is_response_template(e.name))
     {
         assert!(reasoning_parser(e.name).is_some(), "{}", e.name);
     }
@@ -312,6 +315,15 @@ fn thinking_off_is_each_familys_own() {
 /// alone (no template) there is none, and the fallible lookups say why, in vLLM's words.
 #[test]
 fn hf_needs_the_models_template() {
+    // `beam` is the same parser under its own name.
+    for name in [RESPONSE_TEMPLATE, BEAM] {
+        assert!(tool_parser(name, Arc::default()).is_none());
+        assert!(reasoning_parser(name).is_none());
+        let gemma = common::settings_for(name);
+        assert!(tool_parser_with(name, Arc::default(), &gemma)
+            .unwrap()
+            .is_some());
+    }
     assert!(tool_parser(RESPONSE_TEMPLATE, Arc::default()).is_none());
     assert!(reasoning_parser(RESPONSE_TEMPLATE).is_none());
     let none = ParserSettings::default();

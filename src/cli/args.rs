@@ -197,18 +197,19 @@ fn tool_help() -> String {
 impl ParserArgs {
     /// Refuses unknown parser names at startup.
     pub fn check(&self) -> anyhow::Result<()> {
-        // vLLM's `_compose_parser`: `hf` reads reasoning and calls with one parser, so it is
-        // never combined with another (`auto` beside it is none: see `settings`).
-        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
+        // vLLM's `_compose_parser`: `hf` (and `beam`, its parser under another name) reads
+        // reasoning and calls with one parser, so it is never combined with another, nor `hf`
+        // with `beam` (`auto` beside either is none: see `settings`).
         let (rp, tp) = self.settings();
-        if (rp == hf || tp == hf)
-            && [&rp, &tp]
-                .iter()
-                .any(|s| !matches!(s.as_str(), "hf" | "none"))
-        {
-            anyhow::bail!(
-                "The hf parser cannot be combined with other reasoning or tool call parsers"
-            );
+        for name in [
+            llm_render_parsers::RESPONSE_TEMPLATE,
+            llm_render_parsers::BEAM,
+        ] {
+            if (rp == name || tp == name) && [&rp, &tp].iter().any(|s| *s != name && *s != "none") {
+                anyhow::bail!(
+                    "The {name} parser cannot be combined with other reasoning or tool call parsers"
+                );
+            }
         }
         let rp = self.reasoning_parser.as_str();
         // `openai_gptoss` has no tag parser (the Harmony parser reads it), so it is a name only.
@@ -235,9 +236,8 @@ impl ParserArgs {
     /// but `auto` beside `hf` is `none` (vLLM's `hf` is never combined with another parser,
     /// and `auto` only stands for the flag vLLM would be started with for the model).
     pub fn settings(&self) -> (String, String) {
-        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
         let beside = |this: &str, other: &str| {
-            if this == "auto" && other == hf {
+            if this == "auto" && llm_render_parsers::is_response_template(other) {
                 "none".to_string()
             } else {
                 this.to_string()
@@ -249,21 +249,26 @@ impl ParserArgs {
         )
     }
 
-    /// vLLM's startup check of `hf` against a loaded model (`validate_tokenizer_response_template`):
-    /// the model's `response_template` must load, with a `thinking` field under
-    /// `--reasoning-parser hf` and a `tool_calls` field under `--tool-call-parser hf`. A
+    /// vLLM's startup check of `hf` or `beam` against a loaded model
+    /// (`validate_tokenizer_response_template`): the model's `response_template` must load, with
+    /// a `thinking` field under `--reasoning-parser hf` and a `tool_calls` field under
+    /// `--tool-call-parser hf` (`beam` alike). A
     /// Harmony model (gpt-oss) is read by its Harmony parser whatever the flags, as vLLM's
     /// `_compose_parser` picks that one first.
     pub fn check_model(&self, model: &crate::model::Model) -> anyhow::Result<()> {
-        let hf = llm_render_parsers::RESPONSE_TEMPLATE;
         let (rp, tp) = self.settings();
-        if (rp != hf && tp != hf) || model.harmony.is_some() {
+        let is = llm_render_parsers::is_response_template;
+        let Some(name) = [&rp, &tp].into_iter().find(|s| is(s)) else {
+            return Ok(());
+        };
+        if model.harmony.is_some() {
             return Ok(());
         }
-        llm_render_parsers::check_response_template(
+        llm_render_parsers::check_response_template_for(
+            name,
             model.response_template_json.as_ref(),
-            rp == hf,
-            tp == hf,
+            is(&rp),
+            is(&tp),
         )
         .map_err(|e| anyhow::anyhow!("model {}: {e}", model.name))?;
         Ok(())
@@ -451,5 +456,14 @@ mod tests {
         );
         assert!(args("hf", "hermes").check().is_err());
         assert!(args("qwen3", "hf").check().is_err());
+        assert!(args("beam", "beam").check().is_ok());
+        assert!(args("beam", "none").check().is_ok());
+        assert_eq!(
+            args("auto", "beam").settings(),
+            ("none".into(), "beam".into())
+        );
+        // vLLM: "--reasoning-parser hf and --tool-call-parser beam cannot be combined".
+        assert!(args("hf", "beam").check().is_err());
+        assert!(args("beam", "hermes").check().is_err());
     }
 }

@@ -18,10 +18,10 @@ use crate::model::Model;
 pub use crate::protocol::{GenerateResponse, GeneratedChoice};
 use llm_render_parsers::tool::ForcedCallParser;
 use llm_render_parsers::{
-    reasoning_parser_for_model, reasoning_parser_with, response_template_parser,
-    tool_parser_for_model, tool_parser_with, AnyToolParser, HarmonyParser, ParserSettings,
-    TagReasoningParser, ToolGrammar, ToolSchemas, HARMONY_REASONING, HARMONY_TOOLS,
-    RESPONSE_TEMPLATE,
+    is_response_template, reasoning_parser_for_model, reasoning_parser_with,
+    response_template_parser, tool_parser_for_model, tool_parser_with, AnyToolParser,
+    HarmonyParser, ParserSettings, TagReasoningParser, ToolGrammar, ToolSchemas, HARMONY_REASONING,
+    HARMONY_TOOLS,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -492,8 +492,9 @@ pub fn new_choice(
         let calls = tools.is_some() && wants_tools(req);
         return Ok(choice.with_harmony(HarmonyParser::new(reasoning.is_some(), calls)));
     }
-    let reasoning_hf = cfg.reasoning_parser == RESPONSE_TEMPLATE;
-    let tools_hf = cfg.tool_call_parser == RESPONSE_TEMPLATE;
+    // `beam` reads output as `hf` does (vLLM's `BeamParser` is a `ResponseTemplateParser`).
+    let reasoning_hf = is_response_template(&cfg.reasoning_parser);
+    let tools_hf = is_response_template(&cfg.tool_call_parser);
     if reasoning_hf || tools_hf {
         // vLLM's `ResponseTemplateParser`: one parser for both flags, on every request (it
         // also drops the template's delimiters from output without tools), reading the

@@ -146,6 +146,9 @@ pub struct Model {
     /// That template loaded, when it loads (`ResponseTemplate::from_json`): what the `hf`
     /// parser of each request is built from.
     pub response_template: Option<std::sync::Arc<llm_render_parsers::ResponseTemplate>>,
+    /// The same template as vLLM's `beam` grammar reads it (`--tool-call-parser beam` /
+    /// `--reasoning-parser beam`).
+    pub beam_template: Option<std::sync::Arc<llm_render_parsers::BeamTemplate>>,
     /// The checkpoint's chat template when it has one (transformers' `tokenizer.chat_template`
     /// as a string; named templates are a dict there, so none), kept as loaded (vLLM's
     /// `--chat-template` does not change it): what a reasoning parser's constructor reads
@@ -223,6 +226,12 @@ impl Model {
             .filter(|t| t.is_object())
             .and_then(|t| llm_render_parsers::ResponseTemplate::from_json(t).ok())
             .map(std::sync::Arc::new);
+        let beam_template = tok_config
+            .response_template
+            .as_ref()
+            .filter(|t| t.is_object())
+            .and_then(|t| llm_render_parsers::BeamTemplate::from_json(t).ok())
+            .map(std::sync::Arc::new);
         let chat_template_source = match templates.sources().as_slice() {
             [only] => Some(std::sync::Arc::from(*only)),
             _ => None,
@@ -240,6 +249,7 @@ impl Model {
             harmony,
             response_template_json: tok_config.response_template.clone(),
             response_template,
+            beam_template,
             image_processor,
             image_token_id,
             architecture,

@@ -139,6 +139,13 @@ pub fn generate_request(
     let tool_parser = super::parse_context::constraint_parser(opts, model);
     let suffix = model.vocab_token_suffix.as_deref().unwrap_or_default();
     super::tool_choice::constrain(tool_parser, req, &mut sampling_params, suffix)?;
+    let beam_from_start = super::tool_choice::beam::constrain(
+        opts,
+        model,
+        req,
+        &rendered.token_ids,
+        &mut sampling_params,
+    )?;
     if req.converted_from == crate::protocol::ConvertedFrom::Responses
         && sampling_params.extra_args.is_none()
         && req.kv_transfer_params.is_none()
@@ -153,7 +160,11 @@ pub fn generate_request(
         .as_ref()
         .map(|h| h.of_render(&rendered.token_ids, req.cache_salt.as_deref(), &model.name))
         .transpose()?;
-    let parse = super::parse_context::chat(opts, model, req, &rendered.token_ids);
+    let mut parse = super::parse_context::chat(opts, model, req, &rendered.token_ids);
+    if beam_from_start && parse.parse_context.is_some() {
+        // vLLM's `resolve_reasoning_ended`: the parser's grammar covers the reasoning.
+        parse.reasoning_ended = Some(true);
+    }
     let out = GenerateRequest {
         request_id: req
             .request_id

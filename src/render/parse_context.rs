@@ -23,10 +23,11 @@ use super::RenderOptions;
 use crate::error::RequestError;
 use crate::model::Model;
 use crate::protocol::{ChatRequest, ConvertedFrom};
+use llm_render_parsers::is_response_template;
 use llm_render_parsers::{
     reasoning_parser_for_model, reasoning_parser_with, response_template_refusal,
-    tool_parser_for_model, ParserSettings, TagSpec, ToolEntry, HARMONY_REASONING, HARMONY_TOOLS,
-    RESPONSE_TEMPLATE,
+    tool_parser_for_model, ParserSettings, TagSpec, ToolEntry, BEAM, HARMONY_REASONING,
+    HARMONY_TOOLS, RESPONSE_TEMPLATE,
 };
 use serde_json::{json, Map, Value};
 
@@ -178,7 +179,7 @@ pub(super) fn reasoning_spec(
 
 /// The request's `tool_choice` as vLLM's request model has it: `auto` with tools and `none`
 /// without, when not given; null for a Messages request without tools (its converter's).
-fn tool_choice(req: &ChatRequest) -> Value {
+pub(super) fn tool_choice(req: &ChatRequest) -> Value {
     let has_tools = req.tools.as_ref().is_some_and(|t| !t.is_empty());
     match &req.tool_choice {
         Some(c) => c.clone(),
@@ -270,18 +271,24 @@ pub fn constraint_parser(
 }
 
 /// Whether vLLM's `hf` parser (`ResponseTemplateParser`) runs for `model`: either setting is
-/// `hf` (a Harmony model gets its Harmony parser whatever the settings, as in vLLM's
-/// `_compose_parser`).
+/// `hf` or `beam` (its subclass; a Harmony model gets its Harmony parser whatever the
+/// settings, as in vLLM's `_compose_parser`).
 pub fn runs_hf(opts: &RenderOptions, model: &Model) -> bool {
     model.harmony.is_none()
         && [&opts.reasoning_parser, &opts.tool_call_parser]
             .iter()
-            .any(|s| s.as_str() == RESPONSE_TEMPLATE)
+            .any(|s| is_response_template(s))
 }
 
-/// Whether `hf` reads the reasoning (`--reasoning-parser hf`).
+/// Whether vLLM's `beam` parser runs for `model`, and as which parsers: `(reasoning, tools)`.
+pub fn runs_beam(opts: &RenderOptions, model: &Model) -> Option<(bool, bool)> {
+    let (r, t) = (opts.reasoning_parser == BEAM, opts.tool_call_parser == BEAM);
+    (model.harmony.is_none() && (r || t)).then_some((r, t))
+}
+
+/// Whether `hf` (or `beam`) reads the reasoning (`--reasoning-parser hf`).
 fn hf_reasoning(opts: &RenderOptions, model: &Model) -> bool {
-    model.harmony.is_none() && opts.reasoning_parser == RESPONSE_TEMPLATE
+    model.harmony.is_none() && is_response_template(&opts.reasoning_parser)
 }
 
 /// vLLM's `ResponseTemplateParser.adjust_request` refusal under `--tool-call-parser hf`: a

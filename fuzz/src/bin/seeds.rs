@@ -302,6 +302,11 @@ fn parser_seeds() -> Vec<(String, Vec<u8>)> {
                 format!("{kind}:{parser}")
             };
             out.push((name.clone(), parsers::input(&name, text)));
+            if let Some(index) = name.strip_prefix("hf:") {
+                // vLLM's `beam`: the same parser, and its grammar on the text as the prompt.
+                let beam = format!("beam:{index}");
+                out.push((beam.clone(), parsers::input(&beam, text)));
+            }
         }
     }
     for g in jsonl(&dir.join("harmony.jsonl")) {

@@ -77,6 +77,18 @@ pub const HARMONY_TOOLS: &str = "openai";
 /// [`ParserSettings::response_template`].
 pub const RESPONSE_TEMPLATE: &str = "hf";
 
+/// vLLM's `beam` (`vllm/parser/beam.py`): [`RESPONSE_TEMPLATE`]'s parser under its own name,
+/// which also constrains every chat request with a structural tag derived from the template
+/// ([`crate::BeamTemplate`], applied by the render). Never combined with `hf` (vLLM's
+/// `_compose_parser`: they stand for different unified parsers).
+pub const BEAM: &str = "beam";
+
+/// Whether `name` is one of the parsers driven by the checkpoint's `response_template`
+/// (`hf`, `beam`): one parser reads reasoning and calls, built from the model's template.
+pub fn is_response_template(name: &str) -> bool {
+    name == RESPONSE_TEMPLATE || name == BEAM
+}
+
 /// The entry `model` names: the one whose name it is, else the first, in table order, one of
 /// whose patterns the lower-cased model name holds.
 fn for_model<'a, E>(
@@ -165,7 +177,7 @@ pub fn tool_parser_with(
     schemas: Arc<ToolSchemas>,
     settings: &ParserSettings,
 ) -> Result<Option<AnyToolParser>, String> {
-    if name == RESPONSE_TEMPLATE {
+    if is_response_template(name) {
         let p = response_template_parser(settings, schemas, false, true)?;
         return Ok(Some(AnyToolParser::ResponseTemplate(p)));
     }

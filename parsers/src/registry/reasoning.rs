@@ -7,7 +7,7 @@ use super::reasoning_shapes::{
     CHATML,
 };
 use super::settings::{truthy, ParserSettings};
-use super::{ReasoningEntry, HARMONY_REASONING, RESPONSE_TEMPLATE};
+use super::{ReasoningEntry, BEAM, HARMONY_REASONING, RESPONSE_TEMPLATE};
 use crate::{TagReasoningParser, TagSpec, TagVariant};
 
 /// Every reasoning parser. For `auto`, the first entry whose name is the model's name or
@@ -590,6 +590,13 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
         // reasoning with the calls, from the model's template (as openai_gptoss's Harmony).
         make: |_| None,
         // vLLM's `ResponseTemplateParser.adjust_request`: every request.
+        keeps_special_tokens: true,
+    },
+    ReasoningEntry {
+        name: BEAM,
+        help: "Beam checkpoints: hf's reading of the thinking field; the render constrains every chat request to the template",
+        model_patterns: &[],
+        make: |_| None,
         keeps_special_tokens: true,
     },
 ];

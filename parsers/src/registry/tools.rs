@@ -1,6 +1,6 @@
 //! The tool-call parsers' table ([`TOOL_PARSERS`]).
 
-use super::{AnyToolParser, ToolEntry, HARMONY_TOOLS, RESPONSE_TEMPLATE};
+use super::{AnyToolParser, ToolEntry, BEAM, HARMONY_TOOLS, RESPONSE_TEMPLATE};
 use crate::grammar::{
     ToolGrammar, DEEPSEEK_R1_TAGS, DEEPSEEK_V31_TAGS, DEEPSEEK_V32_TAGS, DEEPSEEK_V41_TAGS,
     DEEPSEEK_V4_TAGS, GLM47_TAGS, KIMI_TAGS, LLAMA_TAGS, MIMO_TAGS, MINIMAX_TAGS, PLAMO3_TAGS,
@@ -536,5 +536,15 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
         // vLLM refuses `required`, a named tool, strict tools and `parallel_tool_calls: false`
         // with a 400 (no grammar fits a template): the render's `response_template_refusal`.
         grammar: ToolGrammar::Unconstrained,
+    },
+    ToolEntry {
+        name: BEAM,
+        help: "Beam checkpoints: hf's parser, and every chat request constrained to the response_template's format",
+        model_patterns: &[],
+        make: |_, _| unreachable!("beam is built by tool_parser_with from the model's template"),
+        // vLLM's `BeamParser` is a `ResponseTemplateParser`: every request.
+        keeps_special_tokens: true,
+        // The template's grammar, built by the render on every chat request.
+        grammar: ToolGrammar::Beam,
     },
 ];

@@ -17,15 +17,54 @@
 //! The other delimiters are dropped. [`template`] says which templates llm-render runs; the
 //! rest are refused when loaded, never run differently.
 
+mod beam;
 mod content;
+mod grammar;
+mod literals;
 mod pattern;
 mod regions;
 mod template;
+mod tool_tag;
 mod word;
+mod xgrammar;
 
-pub use template::{check_response_template, ResponseTemplate};
+pub use beam::{BeamRefusal, BeamRequest, BeamTag, BeamTemplate};
+pub use template::ResponseTemplate;
 
 impl ResponseTemplate {
+    /// vLLM's `_open_field` (`beam.py`): the field the prompt leaves open with its explicit
+    /// opener, if any (the prompt's events as `ResponseParser(template, prefix=prompt)` gives
+    /// them).
+    pub(crate) fn open_field(&self, prompt: &str) -> Option<&str> {
+        let mut regions = Regions::new(self);
+        let mut events = Vec::new();
+        let no_value = |_: &template::Field, _: &str, _: &[(String, String)]| {
+            Some(content::Valued {
+                value: Value::Null,
+                exact: false,
+            })
+        };
+        regions.prefix(self, prompt, &no_value, &mut events);
+        let mut open = None;
+        for e in &events {
+            match e {
+                Event::Open {
+                    field,
+                    explicit: true,
+                    ..
+                } => open = Some(self.fields[*field].name.as_str()),
+                Event::Close { .. } => open = None,
+                _ => {}
+            }
+        }
+        open
+    }
+
+    /// Where the prompt's last start anchor ends (0 without one).
+    pub(crate) fn last_anchor_end(&self, prompt: &str) -> usize {
+        regions::last_anchor_end(&self.start_anchor, prompt)
+    }
+
     /// vLLM's `ResponseTemplateReasoningParser.is_reasoning_end` of a prompt (its token IDs
     /// decoded with special tokens): whether output after it starts past reasoning, which
     /// decides when a structured-output constraint starts. `thinking_disabled`: the request's
@@ -82,6 +121,46 @@ impl ResponseTemplate {
         }
         thinking_disabled
     }
+}
+
+/// vLLM's `validate_tokenizer_response_template`: the startup check of `--reasoning-parser hf`
+/// (`reasoning`) and `--tool-call-parser hf` (`tools`) against the tokenizer's
+/// `response_template` metadata (`template`, `None` when it has none).
+pub fn check_response_template(
+    template: Option<&Value>,
+    reasoning: bool,
+    tools: bool,
+) -> Result<ResponseTemplate, String> {
+    check_response_template_for("hf", template, reasoning, tools)
+}
+
+/// [`check_response_template`] for the parser `name` (`hf` or `beam`), named in the errors as
+/// vLLM names the flag given.
+pub fn check_response_template_for(
+    name: &str,
+    template: Option<&Value>,
+    reasoning: bool,
+    tools: bool,
+) -> Result<ResponseTemplate, String> {
+    let template = template.filter(|t| t.is_object()).ok_or_else(|| {
+        format!(
+            "The {name} parser requires `response_template` metadata in the tokenizer \
+             configuration"
+        )
+    })?;
+    let loaded = ResponseTemplate::from_json(template)
+        .map_err(|e| format!("Invalid response_template metadata: {e}"))?;
+    if reasoning && !loaded.has_thinking() {
+        return Err(format!(
+            "--reasoning-parser {name} requires a response_template with a thinking field"
+        ));
+    }
+    if tools && !loaded.has_tool_calls() {
+        return Err(format!(
+            "--tool-call-parser {name} requires a response_template with a tool_calls field"
+        ));
+    }
+    Ok(loaded)
 }
 
 use crate::tool::coerce::marked;

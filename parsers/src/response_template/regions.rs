@@ -539,7 +539,7 @@ impl Regions {
 /// Where the prompt's text after its last start anchor begins (0 without one: vLLM then
 /// parses the whole prompt). Matches are taken left to right without overlapping (Python's
 /// `finditer`), each literal's next occurrence looked for again only once passed.
-fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
+pub(crate) fn last_anchor_end(d: &Delim, prompt: &str) -> usize {
     let (mut end, mut from) = (0, 0);
     let lits = match d {
         Delim::Literals(lits) => lits.as_slice(),

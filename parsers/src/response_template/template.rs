@@ -284,32 +284,6 @@ impl ResponseTemplate {
     }
 }
 
-/// vLLM's `validate_tokenizer_response_template`: the startup check of `--reasoning-parser hf`
-/// (`reasoning`) and `--tool-call-parser hf` (`tools`) against the tokenizer's
-/// `response_template` metadata (`template`, `None` when it has none).
-pub fn check_response_template(
-    template: Option<&Value>,
-    reasoning: bool,
-    tools: bool,
-) -> Result<ResponseTemplate, String> {
-    let template = template.filter(|t| t.is_object()).ok_or(
-        "The hf parser requires `response_template` metadata in the tokenizer configuration",
-    )?;
-    let loaded = ResponseTemplate::from_json(template)
-        .map_err(|e| format!("Invalid response_template metadata: {e}"))?;
-    if reasoning && !loaded.has_thinking() {
-        return Err(
-            "--reasoning-parser hf requires a response_template with a thinking field".into(),
-        );
-    }
-    if tools && !loaded.has_tool_calls() {
-        return Err(
-            "--tool-call-parser hf requires a response_template with a tool_calls field".into(),
-        );
-    }
-    Ok(loaded)
-}
-
 const FIELD_KEYS: [&str; 11] = [
     "open",
     "open_pattern",
@@ -624,6 +598,7 @@ fn literal_delim(scope: &str, key: &str, literals: &mut Vec<String>) -> Result<D
 
 #[cfg(test)]
 mod tests {
+    use super::super::check_response_template;
     use super::*;
     use serde_json::json;
 

@@ -43,6 +43,7 @@ use llm_render_parsers::{ToolEntry, ToolGrammar};
 use serde_json::{json, Map, Value};
 use tags::*;
 
+pub mod beam;
 mod harmony;
 mod tags;
 
@@ -134,7 +135,8 @@ pub fn constrain(
     };
     let single = req.parallel_tool_calls == Some(false);
     let constraint = match entry.grammar {
-        ToolGrammar::Harmony(_) | ToolGrammar::Unconstrained => None,
+        // `beam`'s constraint is the template's, on every request (`beam.rs`).
+        ToolGrammar::Harmony(_) | ToolGrammar::Unconstrained | ToolGrammar::Beam => None,
         ToolGrammar::JsonSchema => {
             if has_own_structural_tag(req) {
                 None
@@ -318,7 +320,8 @@ fn structural_tag(
         ToolGrammar::JsonSchema
         | ToolGrammar::MistralJsonList
         | ToolGrammar::Harmony(_)
-        | ToolGrammar::Unconstrained => return None,
+        | ToolGrammar::Unconstrained
+        | ToolGrammar::Beam => return None,
     };
     if single {
         stop_after_first(&mut format);
