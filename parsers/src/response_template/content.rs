@@ -374,11 +374,19 @@ fn schema_types(schema: &Value) -> Vec<String> {
     types
 }
 
-/// vLLM 0.32's `_coerce`: the first type the text reads as, else the text.
+/// vLLM 0.33's `_coerce`: the first type the text reads as, else the text. An `integer` is
+/// Python's `int` of the text, or a whole number written as a float (`"3.0"`, `"1e3"`), as
+/// 0.33 reads JSON Schema's integers (0.32 kept such text as written).
 fn coerce(raw: &str, types: &[String], ints: &mut Ints) -> Value {
     for t in types {
         let got = match t.as_str() {
-            "integer" => py_int(raw).and_then(|digits| integer(&digits, ints)),
+            "integer" => py_int(raw)
+                .or_else(|| {
+                    py_float(raw)
+                        .filter(|f| f.is_finite() && f.fract() == 0.0)
+                        .map(integral_digits)
+                })
+                .and_then(|digits| integer(&digits, ints)),
             "number" => py_float(raw).filter(|f| f.is_finite()).and_then(|f| {
                 if f.fract() == 0.0 && !raw.contains('.') {
                     integer(&integral_digits(f), ints)
