@@ -314,18 +314,25 @@ impl ResponseTemplateParser {
         self.route(events, reasoning, out);
     }
 
-    /// The end of the output: a region still open is parsed as written.
+    /// The end of the output (vLLM 0.33's `_ResponseStream.feed` with `finished=True`): an
+    /// output that stopped inside a closer ending in the next message's start anchor gets the
+    /// rest of that closer (`_closer_rest`), so its region closes; a region still open then
+    /// is parsed as written.
     pub fn finish(&mut self, reasoning: &mut String, out: &mut Parsed) {
         if std::mem::replace(&mut self.done, true) || !self.output {
             return;
         }
         let mut events = Vec::new();
         let schemas = self.schemas.clone();
-        self.regions.finish(
-            &self.template,
-            &|f, body, caps| content::value(f, body, caps, &schemas),
-            &mut events,
-        );
+        let value = |f: &template::Field, body: &str, caps: &[(String, String)]| {
+            content::value(f, body, caps, &schemas)
+        };
+        let rest = self.regions.closer_rest(&self.template);
+        if !rest.is_empty() {
+            self.regions
+                .push(&self.template, &rest, &value, &mut events);
+        }
+        self.regions.finish(&self.template, &value, &mut events);
         self.route(events, reasoning, out);
     }
 

@@ -364,6 +364,42 @@ impl Regions {
         self.run(t, true, value, events);
     }
 
+    /// vLLM 0.33's `_ResponseStream._closer_rest`: when the open region's literal closer is
+    /// some text then a message start anchor (literal), and the text so far ends in that
+    /// closer cut somewhere in the anchor (the text before it whole, only (part of) the
+    /// anchor missing), the rest of the closer; else empty. vLLM looks in the text since the
+    /// region opened; a closer's proper prefix that text ends in is always held here, so
+    /// `buf` (the text not yet decided, after the region's start) holds it too. Closers and
+    /// anchors are tried longest first, where vLLM tries them as the template lists them
+    /// (the same whenever one closer and one anchor fit, as in every template seen).
+    pub(crate) fn closer_rest(&self, t: &ResponseTemplate) -> String {
+        let Some(field) = self.current.filter(|_| self.opened) else {
+            return String::new();
+        };
+        let Some(Delim::Literals(closers)) = &t.fields[field].close else {
+            return String::new();
+        };
+        let anchors: &[String] = match &t.start_anchor {
+            Delim::Literals(l) => l,
+            Delim::Pattern(l) => std::slice::from_ref(l),
+            Delim::Word { .. } | Delim::Seq(_) => &[],
+        };
+        for closer in closers {
+            for anchor in anchors {
+                if anchor.is_empty() || !closer.ends_with(anchor.as_str()) || closer == anchor {
+                    continue;
+                }
+                let whole = closer.len() - anchor.len();
+                for cut in (whole..closer.len()).rev() {
+                    if closer.is_char_boundary(cut) && self.buf.ends_with(&closer[..cut]) {
+                        return closer[cut..].to_string();
+                    }
+                }
+            }
+        }
+        String::new()
+    }
+
     /// vLLM's `_process`.
     fn run(&mut self, t: &ResponseTemplate, eos: bool, value: Valuer, events: &mut Vec<Event>) {
         self.seen.resize(t.fields.len() * 2, Seen::default());
