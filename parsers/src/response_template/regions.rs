@@ -269,6 +269,8 @@ pub(crate) enum Event {
         field: usize,
         delim: String,
         explicit: bool,
+        /// Where the opener ends in the text read (prompt part and output), vLLM's `end`.
+        end: usize,
     },
     /// Text of the open region (the prompt's part left out).
     Chunk { field: usize, text: String },
@@ -278,6 +280,8 @@ pub(crate) enum Event {
         field: usize,
         delim: String,
         value: Option<Valued>,
+        /// Where the closer starts in the text read, vLLM's `start`.
+        start: usize,
     },
 }
 
@@ -301,6 +305,9 @@ pub(crate) struct Regions {
     /// Per delimiter (a field's opener at `2 * field`, its closer at `2 * field + 1`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     seen: Vec<Seen>,
+    /// How many bytes of the text read have left `buf` (where `buf` starts in it).
+    #[serde(default)]
+    drained: usize,
 }
 
 /// How a closed tool region's body becomes its value.
@@ -324,6 +331,11 @@ impl Regions {
         } else {
             Err("invalid response_template parser state".into())
         }
+    }
+
+    /// Where the text not yet decided starts in the text read (between runs).
+    pub(crate) fn decided(&self) -> usize {
+        self.drained
     }
 
     pub(crate) fn new(t: &ResponseTemplate) -> Self {
@@ -407,6 +419,7 @@ impl Regions {
         self.step(t, eos, value, events);
         self.buf.drain(..self.pos);
         let n = std::mem::take(&mut self.pos);
+        self.drained = self.drained.saturating_add(n);
         self.seen.iter_mut().for_each(|s| s.shift(n));
     }
 
@@ -417,9 +430,10 @@ impl Regions {
                 if found.start > self.pos {
                     self.accumulate(t, found.start - self.pos, events);
                 }
+                let at = self.at();
                 let delim = self.consume(found.end - found.start);
                 if open {
-                    self.close(t, String::new(), value, events);
+                    self.close(t, String::new(), at, value, events);
                     self.current = Some(field);
                     self.opened = true;
                     self.body.clear();
@@ -443,9 +457,10 @@ impl Regions {
                         field,
                         delim,
                         explicit: true,
+                        end: self.at(),
                     });
                 } else {
-                    self.close(t, delim, value, events);
+                    self.close(t, delim, at, value, events);
                 }
                 continue;
             }
@@ -453,7 +468,7 @@ impl Regions {
                 if self.pos < self.buf.len() {
                     self.accumulate(t, self.buf.len() - self.pos, events);
                 }
-                self.close(t, String::new(), value, events);
+                self.close(t, String::new(), self.at(), value, events);
             } else if hold > self.pos {
                 self.accumulate(t, hold - self.pos, events);
             }
@@ -510,6 +525,11 @@ impl Regions {
         (best, hold)
     }
 
+    /// Where the undecided text starts in the text read.
+    fn at(&self) -> usize {
+        self.drained.saturating_add(self.pos)
+    }
+
     /// Passes the next `n` bytes of the buffer; returns their part after the prompt.
     fn consume(&mut self, n: usize) -> String {
         let skip = self.prefix_left.min(n);
@@ -528,12 +548,14 @@ impl Regions {
         if t.fields[field].name == TOOLS {
             self.body.push_str(&self.buf[self.pos..self.pos + n]);
         }
+        let end = self.at();
         let text = self.consume(n);
         if !std::mem::replace(&mut self.opened, true) {
             events.push(Event::Open {
                 field,
                 delim: String::new(),
                 explicit: false,
+                end,
             });
         }
         if !text.is_empty() {
@@ -546,6 +568,7 @@ impl Regions {
         &mut self,
         t: &ResponseTemplate,
         delim: String,
+        start: usize,
         value: Valuer,
         events: &mut Vec<Event>,
     ) {
@@ -563,6 +586,7 @@ impl Regions {
                 field,
                 delim,
                 value,
+                start,
             });
         }
         self.current = t.implicit;
