@@ -228,7 +228,7 @@ pub struct ResponseTemplateParser {
     next_call: usize,
     /// The reasoning token count (`--reasoning-parser hf` and a `thinking` field only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    counter: Option<ReasoningCounter>,
+    counter: Option<Box<ReasoningCounter>>,
     /// The request's tools, which type the calls' arguments; not carried in a stream state
     /// (given back by [`ResponseTemplateParser::set_schemas`]).
     #[serde(skip)]
@@ -246,7 +246,7 @@ struct Carried {
     done: bool,
     next_call: usize,
     #[serde(default)]
-    counter: Option<ReasoningCounter>,
+    counter: Option<Box<ReasoningCounter>>,
 }
 
 impl TryFrom<Carried> for ResponseTemplateParser {
@@ -289,8 +289,8 @@ impl ResponseTemplateParser {
             &|f, body, caps| content::value(f, body, caps, &schemas),
             &mut Vec::new(),
         );
-        let counter = (reasoning)
-            .then(|| ReasoningCounter::new(&template, prompt))
+        let counter = reasoning
+            .then(|| ReasoningCounter::new(&template, prompt).map(Box::new))
             .flatten();
         ResponseTemplateParser {
             template,
