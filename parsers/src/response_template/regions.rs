@@ -8,8 +8,9 @@
 //! field name); text from the earliest delimiter still pending (a partial match at the end
 //! of the buffer, or a regex match ending there, which more text could grow) is held. As the
 //! Python `regex` module's partial search does, a complete match is taken over an earlier
-//! partial one. Only held text, the open tool region's body and what the searches learnt of
-//! the held text are kept between chunks.
+//! partial one. Only held text, the open tool region's body, what the searches learnt of
+//! the held text and how much text has passed (for the events' offsets, vLLM's `start` and
+//! `end`, which the reasoning token count reads) are kept between chunks.
 
 use super::content::Valued;
 use super::template::{word, Atom, Delim, Field, ResponseTemplate, TOOLS};
