@@ -23,7 +23,9 @@ For every case:
     the case's `"prefix"` (the prompt's text, default empty) is encoded and given as the
     prompt IDs (`set_prompt_token_ids`, as serving does); `parse(..., enable_auto_tools=True)`
     (serving's `--enable-auto-tool-choice`) and `parse_delta` one token at a time; results
-    `{"reasoning", "content", "calls"}`. The golden line carries the template, the prefix, the
+    `{"reasoning", "content", "calls"}`, and vLLM 0.33's `count_reasoning_tokens` of the
+    output's token IDs (`reasoning_tokens`, with each token's text as its counter decodes it,
+    `token_texts`). The golden line carries the template, the prefix, the
     two switches (`"reasoning_parser"`, `"tool_parser"`) and the case's `"request"` fields
     (`tool_choice`), if any.
 The text is tokenized with a fixture tokenizer (`fixtures/models/<fixture>`) with the
@@ -214,6 +216,11 @@ def run_template(cls, tok, req, text, prompt_ids):
     r, c, calls = p.parse(text, req, enable_auto_tools=True)
     nonstream = {"reasoning": r or "", "content": c or "",
                  "calls": [{"name": f.name, "arguments": f.arguments} for f in calls or []]}
+    # vLLM 0.33's usage count of reasoning tokens over the output's token IDs.
+    from vllm.parser.response_template import _decode
+    ids = tok.encode(text, add_special_tokens=False)
+    nonstream["reasoning_tokens"] = p.count_reasoning_tokens(ids)
+    nonstream["token_texts"] = [_decode(tok, [i]) for i in ids]
     p = cls(tok, req.tools)
     steps = list(token_steps(tok, text))
     acc = {"reasoning": "", "content": "", "calls": []}
@@ -279,6 +286,9 @@ def run_templates(out, spec, tok, tools):
                 enable_auto_tools=True, tokenizer=tok)
             line["nonstream"], line["stream"] = run_template(cls, tok, req, case["text"],
                                                              prompt_ids)
+            # Each token's text as vLLM's counter decodes it, and its count.
+            line["token_texts"] = line["nonstream"].pop("token_texts")
+            line["reasoning_tokens"] = line["nonstream"].pop("reasoning_tokens")
         except Exception as e:  # recorded, not fatal: vLLM raising is a finding
             line["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
         write_line(out, line, case, f"template {name}")

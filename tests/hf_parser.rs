@@ -348,3 +348,62 @@ fn without_tools_a_call_is_content_and_thinking_still_reasoning() {
         "{body}"
     );
 }
+
+/// The golden's request as a Responses request (its tools in the Responses shape).
+fn responses_request() -> Value {
+    let tools: Vec<Value> = golden()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "name": t["function"]["name"],
+                "parameters": t["function"]["parameters"]})
+        })
+        .collect();
+    json!({"model": "qwen3", "input": "weather in Paris?", "tools": tools})
+}
+
+/// vLLM 0.33's `count_reasoning_tokens` under `hf` as the Responses derender reports it
+/// (`usage.output_tokens_details.reasoning_tokens`), one shot and streamed through the
+/// signed state in chunks of 1, 2 and 5 tokens: the golden's count from vLLM.
+#[test]
+fn responses_derender_counts_reasoning_tokens_as_vllm() {
+    for id in CASES {
+        let case = case(id);
+        let expected = case["reasoning_tokens"].as_u64().unwrap();
+        let (out, prompt) = ids(&case);
+        let body = post(
+            "/v1/responses/derender",
+            &json!({"stream": false, "model": "qwen3", "prompt_token_ids": prompt,
+            "generate_response": {"request_id": "chatcmpl-hf", "choices": [
+                {"index": 0, "token_ids": out, "finish_reason": "stop"}]},
+            "responses_request": responses_request()}),
+        );
+        let details = &body["usage"]["output_tokens_details"];
+        assert_eq!(details["reasoning_tokens"], expected, "{id}: {body}");
+        for size in [1, 2, 5] {
+            let mut state = Value::Null;
+            let mut last = Value::Null;
+            let chunks: Vec<&[u32]> = out.chunks(size).collect();
+            for (i, chunk) in chunks.iter().enumerate() {
+                let end = i + 1 == chunks.len();
+                let req = json!({"stream": true, "model": "qwen3", "stream_state": state,
+                    "prompt_token_ids": prompt,
+                    "generate_chunk": {"request_id": "chatcmpl-hf", "choices": [{"index": 0,
+                        "token_ids": chunk, "finish_reason": if end { json!("stop") } else { Value::Null }}]},
+                    "responses_request": responses_request()});
+                let body = post("/v1/responses/derender", &req);
+                state = body["stream_state"].clone();
+                if let Some(e) = body["events"].as_array().and_then(|e| e.last()) {
+                    last = e.clone();
+                }
+            }
+            assert_eq!(last["type"], "response.completed", "{id}: {last}");
+            let details = &last["response"]["usage"]["output_tokens_details"];
+            assert_eq!(
+                details["reasoning_tokens"], expected,
+                "{id}, chunks of {size}: {last}"
+            );
+        }
+    }
+}

@@ -202,3 +202,52 @@ fn every_family_matches_vllm_or_lists_why() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// vLLM 0.33's `count_reasoning_tokens` (`ResponseTemplateParser`) of every `hf` case's
+/// output, its tokens' texts (`token_texts`, each decoded alone as vLLM's counter does) fed
+/// whole and a few at a time, the parser carried between feeds as a stream state carries it.
+#[test]
+fn hf_reasoning_token_counts_match_vllm() {
+    let cases = goldens();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for case in cases.iter().filter(|c| c["kind"] == "template") {
+        let Some(expected) = case["reasoning_tokens"].as_u64() else {
+            continue;
+        };
+        let id = &case["id"];
+        let texts: Vec<String> = case["token_texts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{id}: token_texts"))
+            .iter()
+            .map(|t| t.as_str().unwrap_or_default().to_string())
+            .collect();
+        let template = ResponseTemplate::from_json(&case["response_template"])
+            .unwrap_or_else(|e| panic!("{id}: {e}"));
+        let settings = ParserSettings {
+            response_template: Some(Arc::new(template)),
+            prompt: case["prefix"].as_str().unwrap_or_default().to_string(),
+            ..Default::default()
+        };
+        let reasoning = case["reasoning_parser"] == true;
+        let calls = case["tool_parser"] == true;
+        for size in [texts.len().max(1), 1, 2, 3] {
+            let mut p = response_template_parser(&settings, Arc::default(), reasoning, calls)
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            let mut count = p.count_reasoning_tokens(&[]);
+            for group in texts.chunks(size) {
+                let carried = serde_json::to_string(&p).expect("state serializes");
+                p = serde_json::from_str(&carried).expect("state reads back");
+                count = p.count_reasoning_tokens(group);
+            }
+            if count as u64 != expected {
+                failures.push(format!(
+                    "template hf/{id}: {size} tokens a feed: {count} reasoning tokens, vLLM {expected}"
+                ));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 90, "{checked} counts");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -13,13 +13,15 @@
 //! its signed form.
 
 use super::messages::{self, MessagesStream};
-use super::request::{reasoning_spec, DerenderConfig, DerenderRequest, GenerateResponse, Kind};
+use super::request::{
+    new_choice, options, reasoning_spec, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
+};
 use super::responses::{self, Counts, Echo, Head, ResponsesStream};
 use super::state::{ApiStream, StreamState};
 use super::stream::{advance, wire};
 use crate::error::RequestError;
 use crate::model::Model;
-use llm_render_parsers::TagSpec;
+use llm_render_parsers::{is_response_template, TagSpec};
 use serde_json::{json, Map, Value};
 
 /// The shape a chat derender is reshaped into.
@@ -59,6 +61,37 @@ fn count_reasoning(model: &Model, spec: Option<&TagSpec>, ids: &[u32], inside: &
         }
     }
     n
+}
+
+/// Each token's text as vLLM's `hf` counter decodes it: alone, special tokens kept (`_decode`
+/// of one ID).
+fn token_texts(model: &Model, ids: &[u32]) -> Vec<String> {
+    ids.iter()
+        .map(|&id| model.decode(&[id], false).unwrap_or_default())
+        .collect()
+}
+
+/// A one-shot output's reasoning tokens under `--reasoning-parser hf` (or `beam`): vLLM 0.33's
+/// `ResponseTemplateParser.count_reasoning_tokens` of its token IDs, read by a fresh parser
+/// of the request's prompt, as vLLM's Responses serving counts its whole output.
+fn template_reasoning(
+    model: &Model,
+    req: &DerenderRequest,
+    cfg: &DerenderConfig,
+    ids: &[u32],
+) -> Result<usize, RequestError> {
+    let original = req.original(Kind::Chat);
+    if options(cfg, model, Kind::Chat, original).hide_reasoning {
+        return Ok(0);
+    }
+    let prompt = req
+        .generate_response
+        .as_ref()
+        .and_then(|r| req.prompt_ids(0, r));
+    let mut choice = new_choice(cfg, model, Kind::Chat, original, 0, prompt)?;
+    Ok(choice
+        .count_template_reasoning(&token_texts(model, ids))
+        .unwrap_or(0))
 }
 
 /// A Responses id: the request's `request_id`, else the engine's when it is one, else
@@ -111,7 +144,9 @@ pub fn derender_as(
                     .map_or(&[][..], |c| c.ids());
                 let mut inside = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
                 let hidden = chat["choices"][0]["message"]["reasoning"].is_null();
-                let reasoning = if hidden {
+                let reasoning = if is_response_template(&cfg.reasoning_parser) {
+                    template_reasoning(model, req, cfg, ids)?
+                } else if hidden {
                     0
                 } else {
                     count_reasoning(model, spec.as_ref(), ids, &mut inside)
@@ -181,7 +216,16 @@ pub(super) fn events(
             match slot {
                 ApiStream::Responses(r) => {
                     let ids = output.choices.first().map_or(&[][..], |c| c.ids());
-                    if !state.opts.hide_reasoning {
+                    // Under `hf`, vLLM 0.33's count by the template, carried in the parser.
+                    let template = match state.choices.first_mut() {
+                        Some(c) if !state.opts.hide_reasoning => {
+                            c.count_template_reasoning(&token_texts(model, ids))
+                        }
+                        _ => None,
+                    };
+                    if let Some(n) = template {
+                        r.reasoning_tokens = n;
+                    } else if !state.opts.hide_reasoning {
                         let mut inside = r.in_reasoning;
                         r.reasoning_tokens +=
                             count_reasoning(model, spec.as_ref(), ids, &mut inside);

@@ -198,6 +198,16 @@ impl ChoiceState {
         Ok(())
     }
 
+    /// Under the `hf` parser (and `beam`'s), vLLM 0.33's `count_reasoning_tokens`: reads the
+    /// next generated tokens (`texts`, each decoded alone with its special tokens) and gives
+    /// the output's reasoning token count so far; `None` for a choice the `hf` parser does not
+    /// read (its count is by the reasoning tags, `reasoning_spec`).
+    pub fn count_template_reasoning(&mut self, texts: &[String]) -> Option<usize> {
+        self.template
+            .as_mut()
+            .map(|t| t.count_reasoning_tokens(texts))
+    }
+
     /// The reasoning tags this choice splits by, if it parses reasoning.
     pub fn reasoning_spec(&self) -> Option<&llm_render_parsers::TagSpec> {
         self.reasoning.as_ref().map(TagReasoningParser::spec)

@@ -489,7 +489,7 @@ mod tests {
             coerce(raw, types, &mut ints)
         };
         assert_eq!(coerce(" 1_000 ", &t(&["integer"])), json!(1000));
-        assert_eq!(coerce("3.0", &t(&["integer"])), json!("3.0"));
+        assert_eq!(coerce("3.0", &t(&["integer"])), json!(3));
         assert_eq!(coerce("1e3", &t(&["number"])), json!(1000));
         assert_eq!(coerce("2.50", &t(&["number"])), json!(2.5));
         assert_eq!(coerce("nan", &t(&["number"])), json!("nan"));

@@ -226,6 +226,9 @@ pub struct ResponseTemplateParser {
     done: bool,
     /// Calls sent so far.
     next_call: usize,
+    /// The reasoning token count (`--reasoning-parser hf` and a `thinking` field only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    counter: Option<Box<ReasoningCounter>>,
     /// The request's tools, which type the calls' arguments; not carried in a stream state
     /// (given back by [`ResponseTemplateParser::set_schemas`]).
     #[serde(skip)]
@@ -242,6 +245,8 @@ struct Carried {
     output: bool,
     done: bool,
     next_call: usize,
+    #[serde(default)]
+    counter: Option<Box<ReasoningCounter>>,
 }
 
 impl TryFrom<Carried> for ResponseTemplateParser {
@@ -250,6 +255,9 @@ impl TryFrom<Carried> for ResponseTemplateParser {
     fn try_from(c: Carried) -> Result<Self, String> {
         c.template.check()?;
         c.regions.check(&c.template)?;
+        if let Some(counter) = &c.counter {
+            counter.regions.check(&c.template)?;
+        }
         Ok(ResponseTemplateParser {
             template: c.template,
             regions: c.regions,
@@ -258,6 +266,7 @@ impl TryFrom<Carried> for ResponseTemplateParser {
             output: c.output,
             done: c.done,
             next_call: c.next_call,
+            counter: c.counter,
             schemas: Arc::default(),
         })
     }
@@ -280,6 +289,9 @@ impl ResponseTemplateParser {
             &|f, body, caps| content::value(f, body, caps, &schemas),
             &mut Vec::new(),
         );
+        let counter = reasoning
+            .then(|| ReasoningCounter::new(&template, prompt).map(Box::new))
+            .flatten();
         ResponseTemplateParser {
             template,
             regions,
@@ -288,7 +300,20 @@ impl ResponseTemplateParser {
             output: false,
             done: false,
             next_call: 0,
+            counter,
             schemas,
+        }
+    }
+
+    /// vLLM 0.33's `ResponseTemplateParser.count_reasoning_tokens` over a growing generation:
+    /// reads its next tokens, each one's text decoded alone with its special tokens (vLLM's
+    /// `_decode` of one ID), and gives how many of the generation's tokens so far the
+    /// template reads as reasoning. 0 unless the reasoning parser is `hf` and the template
+    /// has a `thinking` field.
+    pub fn count_reasoning_tokens(&mut self, token_texts: &[String]) -> usize {
+        match self.counter.as_mut() {
+            Some(c) => c.count(&self.template, token_texts),
+            None => 0,
         }
     }
 
@@ -314,18 +339,25 @@ impl ResponseTemplateParser {
         self.route(events, reasoning, out);
     }
 
-    /// The end of the output: a region still open is parsed as written.
+    /// The end of the output (vLLM 0.33's `_ResponseStream.feed` with `finished=True`): an
+    /// output that stopped inside a closer ending in the next message's start anchor gets the
+    /// rest of that closer (`_closer_rest`), so its region closes; a region still open then
+    /// is parsed as written.
     pub fn finish(&mut self, reasoning: &mut String, out: &mut Parsed) {
         if std::mem::replace(&mut self.done, true) || !self.output {
             return;
         }
         let mut events = Vec::new();
         let schemas = self.schemas.clone();
-        self.regions.finish(
-            &self.template,
-            &|f, body, caps| content::value(f, body, caps, &schemas),
-            &mut events,
-        );
+        let value = |f: &template::Field, body: &str, caps: &[(String, String)]| {
+            content::value(f, body, caps, &schemas)
+        };
+        let rest = self.regions.closer_rest(&self.template);
+        if !rest.is_empty() {
+            self.regions
+                .push(&self.template, &rest, &value, &mut events);
+        }
+        self.regions.finish(&self.template, &value, &mut events);
         self.route(events, reasoning, out);
     }
 
@@ -357,6 +389,107 @@ impl ResponseTemplateParser {
             }
         }
     }
+}
+
+/// vLLM 0.33's `_ReasoningTokenCounter`: the template's machine run over the prompt's part and
+/// the generated tokens' texts, without routing; a token counts when its text overlaps the
+/// text between a thinking region's delimiters (a region still open runs to the end, so text
+/// held as a possible closer counts until the closer comes). Offsets are in the text read
+/// (the prompt's part, then the output). A token ending before the text still undecided is
+/// counted for good and dropped, with the regions closed before every other token, so the
+/// state a stream carries stays small.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ReasoningCounter {
+    regions: Regions,
+    /// Where the text read so far ends.
+    end: usize,
+    /// Tokens counted for good.
+    settled: usize,
+    /// The other tokens: where each one's text starts and ends.
+    pending: Vec<(usize, usize)>,
+    /// Thinking regions closed: where the text after the opener starts, and the closer.
+    spans: Vec<(usize, usize)>,
+    /// Where the open thinking region's text starts.
+    open: Option<usize>,
+}
+
+impl ReasoningCounter {
+    /// `None` for a template without a `thinking` field (vLLM counts none).
+    fn new(template: &ResponseTemplate, prompt: &str) -> Option<Self> {
+        template.field(THINKING)?;
+        let mut counter = ReasoningCounter {
+            regions: Regions::new(template),
+            end: prompt.len() - template.last_anchor_end(prompt),
+            settled: 0,
+            pending: Vec::new(),
+            spans: Vec::new(),
+            open: None,
+        };
+        let mut events = Vec::new();
+        counter
+            .regions
+            .prefix(template, prompt, &no_value, &mut events);
+        counter.track(template, &events);
+        Some(counter)
+    }
+
+    /// vLLM's `_ReasoningTokenCounter.count` of the generation grown by `token_texts`.
+    fn count(&mut self, template: &ResponseTemplate, token_texts: &[String]) -> usize {
+        for text in token_texts {
+            let start = self.end;
+            self.end = self.end.saturating_add(text.len());
+            self.pending.push((start, self.end));
+        }
+        let mut events = Vec::new();
+        self.regions
+            .push(template, &token_texts.concat(), &no_value, &mut events);
+        self.track(template, &events);
+        let open = self.open.map(|o| (o, usize::MAX));
+        let counts = |&(start, end): &(usize, usize)| {
+            self.spans
+                .iter()
+                .chain(open.iter())
+                .any(|&(begin, close)| begin < end && start < close)
+        };
+        // Text before the undecided part is in no region to come.
+        let decided = self.regions.decided();
+        let settled = self.pending.partition_point(|&(_, end)| end <= decided);
+        self.settled += self.pending[..settled].iter().filter(|t| counts(t)).count();
+        let pending = self.pending[settled..].iter().filter(|t| counts(t)).count();
+        self.pending.drain(..settled);
+        if let Some(&(first, _)) = self.pending.first() {
+            self.spans.retain(|&(_, close)| close > first);
+        } else {
+            self.spans.clear();
+        }
+        self.settled + pending
+    }
+
+    /// vLLM's `_ReasoningTokenCounter._track`: the thinking regions' spans.
+    fn track(&mut self, template: &ResponseTemplate, events: &[Event]) {
+        let Some(thinking) = template.field(THINKING) else {
+            return;
+        };
+        for e in events {
+            match e {
+                Event::Open { field, end, .. } if *field == thinking => self.open = Some(*end),
+                Event::Close { field, start, .. } if *field == thinking => {
+                    if let Some(open) = self.open.take() {
+                        self.spans.push((open, *start));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A tool region's value where only the regions matter.
+fn no_value(_: &template::Field, _: &str, _: &[(String, String)]) -> Option<content::Valued> {
+    Some(content::Valued {
+        value: Value::Null,
+        exact: false,
+    })
 }
 
 /// As a tool parser alone (`--tool-call-parser hf` without the reasoning parser), thinking

@@ -8,8 +8,9 @@
 //! field name); text from the earliest delimiter still pending (a partial match at the end
 //! of the buffer, or a regex match ending there, which more text could grow) is held. As the
 //! Python `regex` module's partial search does, a complete match is taken over an earlier
-//! partial one. Only held text, the open tool region's body and what the searches learnt of
-//! the held text are kept between chunks.
+//! partial one. Only held text, the open tool region's body, what the searches learnt of
+//! the held text and how much text has passed (for the events' offsets, vLLM's `start` and
+//! `end`, which the reasoning token count reads) are kept between chunks.
 
 use super::content::Valued;
 use super::template::{word, Atom, Delim, Field, ResponseTemplate, TOOLS};
@@ -269,6 +270,8 @@ pub(crate) enum Event {
         field: usize,
         delim: String,
         explicit: bool,
+        /// Where the opener ends in the text read (prompt part and output), vLLM's `end`.
+        end: usize,
     },
     /// Text of the open region (the prompt's part left out).
     Chunk { field: usize, text: String },
@@ -278,6 +281,8 @@ pub(crate) enum Event {
         field: usize,
         delim: String,
         value: Option<Valued>,
+        /// Where the closer starts in the text read, vLLM's `start`.
+        start: usize,
     },
 }
 
@@ -301,6 +306,9 @@ pub(crate) struct Regions {
     /// Per delimiter (a field's opener at `2 * field`, its closer at `2 * field + 1`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     seen: Vec<Seen>,
+    /// How many bytes of the text read have left `buf` (where `buf` starts in it).
+    #[serde(default)]
+    drained: usize,
 }
 
 /// How a closed tool region's body becomes its value.
@@ -324,6 +332,11 @@ impl Regions {
         } else {
             Err("invalid response_template parser state".into())
         }
+    }
+
+    /// Where the text not yet decided starts in the text read (between runs).
+    pub(crate) fn decided(&self) -> usize {
+        self.drained
     }
 
     pub(crate) fn new(t: &ResponseTemplate) -> Self {
@@ -364,6 +377,42 @@ impl Regions {
         self.run(t, true, value, events);
     }
 
+    /// vLLM 0.33's `_ResponseStream._closer_rest`: when the open region's literal closer is
+    /// some text then a message start anchor (literal), and the text so far ends in that
+    /// closer cut somewhere in the anchor (the text before it whole, only (part of) the
+    /// anchor missing), the rest of the closer; else empty. vLLM looks in the text since the
+    /// region opened; a closer's proper prefix that text ends in is always held here, so
+    /// `buf` (the text not yet decided, after the region's start) holds it too. Closers and
+    /// anchors are tried longest first, where vLLM tries them as the template lists them
+    /// (the same whenever one closer and one anchor fit, as in every template seen).
+    pub(crate) fn closer_rest(&self, t: &ResponseTemplate) -> String {
+        let Some(field) = self.current.filter(|_| self.opened) else {
+            return String::new();
+        };
+        let Some(Delim::Literals(closers)) = &t.fields[field].close else {
+            return String::new();
+        };
+        let anchors: &[String] = match &t.start_anchor {
+            Delim::Literals(l) => l,
+            Delim::Pattern(l) => std::slice::from_ref(l),
+            Delim::Word { .. } | Delim::Seq(_) => &[],
+        };
+        for closer in closers {
+            for anchor in anchors {
+                if anchor.is_empty() || !closer.ends_with(anchor.as_str()) || closer == anchor {
+                    continue;
+                }
+                let whole = closer.len() - anchor.len();
+                for cut in (whole..closer.len()).rev() {
+                    if closer.is_char_boundary(cut) && self.buf.ends_with(&closer[..cut]) {
+                        return closer[cut..].to_string();
+                    }
+                }
+            }
+        }
+        String::new()
+    }
+
     /// vLLM's `_process`.
     fn run(&mut self, t: &ResponseTemplate, eos: bool, value: Valuer, events: &mut Vec<Event>) {
         self.seen.resize(t.fields.len() * 2, Seen::default());
@@ -371,6 +420,7 @@ impl Regions {
         self.step(t, eos, value, events);
         self.buf.drain(..self.pos);
         let n = std::mem::take(&mut self.pos);
+        self.drained = self.drained.saturating_add(n);
         self.seen.iter_mut().for_each(|s| s.shift(n));
     }
 
@@ -381,9 +431,10 @@ impl Regions {
                 if found.start > self.pos {
                     self.accumulate(t, found.start - self.pos, events);
                 }
+                let at = self.at();
                 let delim = self.consume(found.end - found.start);
                 if open {
-                    self.close(t, String::new(), value, events);
+                    self.close(t, String::new(), at, value, events);
                     self.current = Some(field);
                     self.opened = true;
                     self.body.clear();
@@ -407,9 +458,10 @@ impl Regions {
                         field,
                         delim,
                         explicit: true,
+                        end: self.at(),
                     });
                 } else {
-                    self.close(t, delim, value, events);
+                    self.close(t, delim, at, value, events);
                 }
                 continue;
             }
@@ -417,7 +469,7 @@ impl Regions {
                 if self.pos < self.buf.len() {
                     self.accumulate(t, self.buf.len() - self.pos, events);
                 }
-                self.close(t, String::new(), value, events);
+                self.close(t, String::new(), self.at(), value, events);
             } else if hold > self.pos {
                 self.accumulate(t, hold - self.pos, events);
             }
@@ -474,6 +526,11 @@ impl Regions {
         (best, hold)
     }
 
+    /// Where the undecided text starts in the text read.
+    fn at(&self) -> usize {
+        self.drained.saturating_add(self.pos)
+    }
+
     /// Passes the next `n` bytes of the buffer; returns their part after the prompt.
     fn consume(&mut self, n: usize) -> String {
         let skip = self.prefix_left.min(n);
@@ -492,12 +549,14 @@ impl Regions {
         if t.fields[field].name == TOOLS {
             self.body.push_str(&self.buf[self.pos..self.pos + n]);
         }
+        let end = self.at();
         let text = self.consume(n);
         if !std::mem::replace(&mut self.opened, true) {
             events.push(Event::Open {
                 field,
                 delim: String::new(),
                 explicit: false,
+                end,
             });
         }
         if !text.is_empty() {
@@ -510,6 +569,7 @@ impl Regions {
         &mut self,
         t: &ResponseTemplate,
         delim: String,
+        start: usize,
         value: Valuer,
         events: &mut Vec<Event>,
     ) {
@@ -527,6 +587,7 @@ impl Regions {
                 field,
                 delim,
                 value,
+                start,
             });
         }
         self.current = t.implicit;
