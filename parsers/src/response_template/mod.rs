@@ -32,19 +32,20 @@ pub use beam::{BeamRefusal, BeamRequest, BeamTag, BeamTemplate};
 pub use template::ResponseTemplate;
 
 impl ResponseTemplate {
+    /// The machine after a prompt, and the regions the prompt opens and closes, as
+    /// `ResponseParser(template, prefix=prompt)` reports them (values not read).
+    fn after_prompt(&self, prompt: &str) -> (Regions, Vec<Event>) {
+        let mut regions = Regions::new(self);
+        let mut events = Vec::new();
+        regions.prefix(self, prompt, &no_value, &mut events);
+        (regions, events)
+    }
+
     /// vLLM's `_open_field` (`beam.py`): the field the prompt leaves open with its explicit
     /// opener, if any (the prompt's events as `ResponseParser(template, prefix=prompt)` gives
     /// them).
     pub(crate) fn open_field(&self, prompt: &str) -> Option<&str> {
-        let mut regions = Regions::new(self);
-        let mut events = Vec::new();
-        let no_value = |_: &template::Field, _: &str, _: &[(String, String)]| {
-            Some(content::Valued {
-                value: Value::Null,
-                exact: false,
-            })
-        };
-        regions.prefix(self, prompt, &no_value, &mut events);
+        let (_, events) = self.after_prompt(prompt);
         let mut open = None;
         for e in &events {
             match e {
@@ -77,15 +78,7 @@ impl ResponseTemplate {
             return false;
         }
         let is = |field: usize, names: &[&str]| names.contains(&self.fields[field].name.as_str());
-        let mut regions = Regions::new(self);
-        let mut events = Vec::new();
-        let no_value = |_: &template::Field, _: &str, _: &[(String, String)]| {
-            Some(content::Valued {
-                value: Value::Null,
-                exact: false,
-            })
-        };
-        regions.prefix(self, prompt, &no_value, &mut events);
+        let (mut regions, events) = self.after_prompt(prompt);
         let mut active = None;
         let mut closed = false;
         for e in &events {
@@ -484,7 +477,7 @@ impl ReasoningCounter {
     }
 }
 
-/// A tool region's value where only the regions matter.
+/// A region's value where only the regions matter (prompt walks, the reasoning count).
 fn no_value(_: &template::Field, _: &str, _: &[(String, String)]) -> Option<content::Valued> {
     Some(content::Valued {
         value: Value::Null,
