@@ -9,12 +9,9 @@
 
 mod common;
 
-use common::{assert_error, fixtures, gz_jsonl, post_json, start_server};
-use llm_render::cli::ParserArgs;
-use llm_render::derender::DerenderConfig;
-use llm_render::model::{LoadOptions, Model, ModelRegistry};
-use llm_render::render::RenderOptions;
-use llm_render::server::ServerConfig;
+use common::response_template::{load, parser_args};
+use common::{assert_error, gz_jsonl, post_json};
+use llm_render::model::Model;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 
@@ -40,57 +37,10 @@ fn template() -> &'static Value {
         .expect("beam_json")["spec"]
 }
 
-/// The qwen3 fixture with the template in its `tokenizer_config.json`.
-fn load(name: &str, template: &Value) -> Model {
-    let src = fixtures().join("models/qwen3");
-    let dir = std::env::temp_dir().join(format!("llm-render-beam-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-    }
-    let path = dir.join("tokenizer_config.json");
-    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    config["response_template"] = template.clone();
-    std::fs::write(&path, config.to_string()).unwrap();
-    let model = Model::load_dir(name, &dir, &LoadOptions::default()).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    model
-}
-
-fn parser_args(reasoning: &str, tools: &str) -> ParserArgs {
-    ParserArgs {
-        reasoning_parser: reasoning.into(),
-        tool_call_parser: tools.into(),
-        derender_state_key: None,
-        derender_state_cache: 0,
-        max_logprobs: 20,
-        derender_replay_state: false,
-    }
-}
-
 /// A server with `--reasoning-parser beam --tool-call-parser beam`, as `serve` configures one.
 fn server() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        let args = parser_args("beam", "beam");
-        args.check().unwrap();
-        let loaded = load("qwen3", template());
-        args.check_model(&loaded).unwrap();
-        let (reasoning_parser, tool_call_parser) = args.settings();
-        let config = ServerConfig {
-            render: RenderOptions {
-                reasoning_parser,
-                tool_call_parser,
-                ..Default::default()
-            },
-            derender: DerenderConfig {
-                ..args.derender_config()
-            },
-            ..Default::default()
-        };
-        start_server(ModelRegistry::new(vec![loaded]).unwrap(), config)
-    })
+    URL.get_or_init(|| common::response_template::server("beam", load("qwen3", template()), |_| {}))
 }
 
 /// The chat request of a golden case, for the server's model.

@@ -9,14 +9,11 @@
 
 mod common;
 
-use common::{assert_error, fixtures, post_json, start_server};
-use llm_render::cli::ParserArgs;
-use llm_render::derender::{DerenderConfig, StateCodec};
-use llm_render::model::{LoadOptions, Model, ModelRegistry};
-use llm_render::render::RenderOptions;
-use llm_render::server::ServerConfig;
+use common::response_template::{load, parser_args};
+use common::{assert_error, fixtures, post_json};
+use llm_render::derender::StateCodec;
+use llm_render::model::Model;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// The goldens the derender is checked against: reasoning, content and a call typed by the
@@ -40,77 +37,20 @@ fn golden() -> &'static Value {
     G.get_or_init(|| case(CASES[0]))
 }
 
-/// A copy of the qwen3 fixture whose `tokenizer_config.json` carries `template` (none when
-/// null), in a folder of its own.
-fn model_dir(tag: &str, template: &Value) -> PathBuf {
-    let src = fixtures().join("models/qwen3");
-    // One folder per call: tests load models at the same time.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("llm-render-hf-{}-{tag}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-    }
-    let config_path = dir.join("tokenizer_config.json");
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
-    if !template.is_null() {
-        config["response_template"] = template.clone();
-    }
-    std::fs::write(&config_path, config.to_string()).unwrap();
-    dir
-}
-
-/// The qwen3 fixture named `name` with `template` (none when null); its folder is removed
-/// once loaded.
-fn load(name: &str, template: &Value) -> Model {
-    let dir = model_dir(name, template);
-    let model = Model::load_dir(name, &dir, &LoadOptions::default()).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    model
-}
-
 fn model() -> &'static Model {
     static M: OnceLock<Model> = OnceLock::new();
     M.get_or_init(|| load("qwen3", &golden()["response_template"]))
-}
-
-fn parser_args(reasoning: &str, tools: &str) -> ParserArgs {
-    ParserArgs {
-        reasoning_parser: reasoning.into(),
-        tool_call_parser: tools.into(),
-        derender_state_key: None,
-        derender_state_cache: 0,
-        max_logprobs: 20,
-        derender_replay_state: false,
-    }
 }
 
 /// A server with `--reasoning-parser hf --tool-call-parser hf`, as `serve` configures one.
 fn server() -> &'static str {
     static URL: OnceLock<String> = OnceLock::new();
     URL.get_or_init(|| {
-        let args = parser_args("hf", "hf");
-        args.check().unwrap();
         let loaded = load("qwen3", &golden()["response_template"]);
-        args.check_model(&loaded).unwrap();
-        let (reasoning_parser, tool_call_parser) = args.settings();
-        let config = ServerConfig {
-            render: RenderOptions {
-                reasoning_parser,
-                tool_call_parser,
-                ..Default::default()
-            },
-            derender: DerenderConfig {
-                // No cache: every chunk's state is read back from its signed string.
-                states: Arc::new(StateCodec::new(Some("test key"), 0)),
-                ..args.derender_config()
-            },
-            ..Default::default()
-        };
-        start_server(ModelRegistry::new(vec![loaded]).unwrap(), config)
+        common::response_template::server("hf", loaded, |derender| {
+            // No cache: every chunk's state is read back from its signed string.
+            derender.states = Arc::new(StateCodec::new(Some("test key"), 0));
+        })
     })
 }
 

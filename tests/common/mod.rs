@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod process;
+pub mod response_template;
 pub mod sidecar;
 pub mod vision;
 
