@@ -239,7 +239,7 @@ fn tr_test_tokenize_span() {
 }
 
 /// OTLP/HTTP protobuf (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`); a request
-/// without a trace context starts a trace of its own; a refused request's span carries its
+/// without a trace context, or with a malformed one, starts a trace of its own; a refused request's span carries its
 /// 4xx.
 #[test]
 fn http_protobuf_export_and_requests_without_a_trace_context() {
@@ -257,6 +257,14 @@ fn http_protobuf_export_and_requests_without_a_trace_context() {
     let span = wait_for_span(&traces, &spans, "render_messages");
     assert_eq!(span.attribute("http.response.status_code"), Some("400"));
     assert!(Traces::start("x", Some("json")).is_err());
+    // A malformed `traceparent` is no trace context: the request is served, its span a root.
+    let garbage = "00-not-a-trace-id-01";
+    assert_eq!(
+        post(&base, "/tokenize", Some(garbage), &json!({"prompt": "hi"})),
+        200
+    );
+    let span = wait_for_span(&traces, &spans, "tokenize");
+    assert_eq!(span.parent_span_id, "", "a root span: {span:?}");
 }
 
 /// The front door sends the engine its span's `traceparent`: the engine's spans join the
