@@ -198,6 +198,10 @@ def compare(theirs, mine, dflt):
         elif not same(v, mine[k]):
             diffs.append(f"{k}: vLLM {v!r}, ours {mine[k]!r}")
     for k, v in mine.items():
+        # docs/api.md: `max_tokens` is always written (vLLM's generate route reads an absent
+        # one as "up to the context", not as its default 16): the one key allowed here.
+        if k == "max_tokens" and k not in theirs and v == dflt.get(k):
+            continue
         if k not in theirs:
             diffs.append(f"{k}: ours writes {v!r}, vLLM leaves it out (default {dflt.get(k, '<none>')!r})")
     return diffs

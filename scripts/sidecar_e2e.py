@@ -79,6 +79,27 @@ def main():
         check(r.usage.completion_tokens == 8 and r.choices[0].finish_reason == "length",
               "8 tokens, finish length")
 
+        # vLLM's generate route reads an absent `max_tokens` as "up to the context", and
+        # vLLM's render leaves 16 out (its default): the budget must still reach the engine
+        # (#50; before, this answered 2,034 tokens).
+        print("\nexactly 16 tokens, each API (the budget vLLM's render leaves out):")
+        r = client.chat.completions.create(model=model, messages=msgs, max_tokens=16)
+        print("   chat", r.usage)
+        check(r.usage.completion_tokens == 16, "chat max_tokens=16: 16 tokens")
+        r = client.chat.completions.create(model=model, messages=msgs, max_completion_tokens=16)
+        check(r.usage.completion_tokens == 16, "chat max_completion_tokens=16: 16 tokens")
+        r = client.completions.create(model=model, prompt="The capital of France is")
+        check(r.usage.completion_tokens == 16, "completions, max_tokens unset (16): 16 tokens")
+        r = client.completions.create(model=model, prompt="The capital of France is",
+                                      max_tokens=16, stream=True,
+                                      stream_options={"include_usage": True})
+        usage = [c.usage for c in r if c.usage][-1]
+        check(usage.completion_tokens == 16, "completions streamed, max_tokens=16: 16 tokens")
+        r = client.responses.create(model=model, input="Hi", max_output_tokens=16)
+        check(r.usage.output_tokens == 16, "responses max_output_tokens=16: 16 tokens")
+        r = client.chat.completions.create(model=model, messages=msgs, max_tokens=17)
+        check(r.usage.completion_tokens == 17, "chat max_tokens=17: 17 tokens")
+
         print("\nchat, streamed, with usage:")
         chunks = list(client.chat.completions.create(
             model=model, messages=msgs, max_tokens=8, stream=True,
@@ -171,6 +192,8 @@ def main():
             final = st.get_final_message()
         print("  ", json.dumps(text), final.stop_reason)
         check(text == m.content[0].text, "the streamed message is the whole one")
+        m = ac.messages.create(model=model, max_tokens=16, messages=hi)
+        check(m.usage.output_tokens == 16, "messages max_tokens=16: 16 tokens")
 
         print("\nOpenAI Responses (the openai SDK), streamed and not:")
         r = client.responses.create(model=model, input="Hi", max_output_tokens=8)

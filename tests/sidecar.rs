@@ -621,3 +621,77 @@ fn the_engine_always_gets_the_pixels() {
         assert!(features.get("raw_images").is_none(), "{key}");
     }
 }
+
+/// The engine gets the output budget the client asked for, 16 included (#50): vLLM's render
+/// leaves a `max_tokens` of 16 out (its struct default), and vLLM's generate route reads an
+/// absent one as "up to the context". For 16, 17 and unset, through each API, the render
+/// route writes the budget and the front door sends it to vLLM (`max_tokens`) and SGLang
+/// (`max_new_tokens`).
+#[test]
+fn the_engine_gets_the_budget_the_client_asked_for() {
+    let hi = json!([{"role": "user", "content": "Hi"}]);
+    let apis = [
+        (
+            "/v1/chat/completions",
+            "max_tokens",
+            json!({"messages": hi}),
+        ),
+        (
+            "/v1/chat/completions",
+            "max_completion_tokens",
+            json!({"messages": hi}),
+        ),
+        ("/v1/completions", "max_tokens", json!({"prompt": "Hi"})),
+        ("/v1/messages", "max_tokens", json!({"messages": hi})),
+        ("/v1/responses", "max_output_tokens", json!({"input": "Hi"})),
+    ];
+    for proto in ["vllm", "sglang"] {
+        let (engine, base) = setup_with(
+            Script {
+                events: events(&ids("Hello"), 1, "length"),
+                sglang: proto == "sglang",
+                ..Script::default()
+            },
+            proto,
+            "none",
+        );
+        for (path, field, body) in &apis {
+            for asked in [Some(16), Some(17), None] {
+                let mut body = body.clone();
+                body["model"] = "qwen3".into();
+                if let Some(n) = asked {
+                    body[*field] = n.into();
+                }
+                let case = format!("{proto} {path} {field}={asked:?}");
+                let (status, _, out) = post(&base, &format!("{path}/render"), &body);
+                let (front, _, answer) = post(&base, path, &body);
+                if *path == "/v1/messages" && asked.is_none() {
+                    // Anthropic's `max_tokens` is required, as in vLLM's model.
+                    assert_eq!((status, front), (400, 400), "{case}: {out} {answer}");
+                    assert!(out.contains("max_tokens"), "{case}: {out}");
+                    continue;
+                }
+                assert_eq!((status, front), (200, 200), "{case}: {out} {answer}");
+                let out: Value = serde_json::from_str(&out).unwrap();
+                let rendered = if out.is_array() { &out[0] } else { &out };
+                let rendered = &rendered["sampling_params"]["max_tokens"];
+                let sent = engine.generates().last().unwrap().clone();
+                let sent = match proto {
+                    "vllm" => &sent["sampling_params"]["max_tokens"],
+                    _ => &sent["sampling_params"]["max_new_tokens"],
+                }
+                .clone();
+                let want = match (asked, *path) {
+                    (Some(n), _) => n,
+                    // Completions default to 16, as vLLM's `CompletionRequest`.
+                    (None, "/v1/completions") => 16,
+                    // The room left in the context.
+                    (None, _) => rendered.as_u64().unwrap(),
+                };
+                assert!(want >= 16, "{case}: {rendered}");
+                assert_eq!(rendered, &json!(want), "{case}: render");
+                assert_eq!(sent, json!(want), "{case}: sent to the engine");
+            }
+        }
+    }
+}

@@ -445,7 +445,7 @@ fn v_sampling_params_as_vllms_render_writes_them() {
     assert_eq!(sp["skip_clone"], true);
     assert_eq!(sp["bad_words"], json!([]));
     // vLLM 0.33 writes it (`__post_init__` sets a bool where the field's default is None),
-    // and leaves out what equals its default: `n`, `seed`, `max_tokens: 16`, ...
+    // and leaves out what equals its default: `n`, `seed`, `min_tokens: 0`, ...
     assert_eq!(sp["skip_reading_prefix_cache"], false);
     for absent in [
         "n",
@@ -542,8 +542,9 @@ fn v_truncate_prompt_tokens() {
     );
     assert_eq!(out[0]["token_ids"], json!([4236, 4743, 8094]));
     // vLLM's CompletionRequest: max_tokens defaults to 16, `SamplingParams`' own default,
-    // which vLLM's render leaves out.
-    assert!(out[0]["sampling_params"].get("max_tokens").is_none());
+    // which vLLM's render leaves out; written here, since vLLM's generate route reads an
+    // absent one as "up to the context" (docs/api.md, the deliberate difference).
+    assert_eq!(out[0]["sampling_params"]["max_tokens"], 16);
     refused(
         post(CHAT, &chat(json!({"truncate_prompt_tokens": 50000}))),
         Some("truncate_prompt_tokens"),

@@ -43,9 +43,10 @@ impl Wire for Sglang {
     fn generate_body(&self, g: GenerateRequest, _model: &str) -> Result<Vec<u8>, EngineError> {
         let sp = &g.sampling_params;
         let mut s = Map::new();
-        if let Some(m) = sp.max_tokens {
-            s.insert("max_new_tokens".into(), m.into());
-        }
+        // Always written: an absent `max_new_tokens` is SGLang's `SamplingParams` default
+        // (128), while `null` is read by its scheduler as "up to the context", which is what
+        // a render with no bound means (docs/api.md, "max_tokens").
+        s.insert("max_new_tokens".into(), sp.max_tokens.into());
         s.insert("min_new_tokens".into(), sp.min_tokens.into());
         s.insert("temperature".into(), sp.temperature.into());
         s.insert("top_p".into(), sp.top_p.value.into());

@@ -169,9 +169,17 @@ pub struct SamplingFields {
 /// vLLM's order, written as vLLM's render writes them. vLLM's msgspec struct omits a field
 /// whose value *is* its default (`omit_defaults`, an identity test): in CPython that holds
 /// for `None`, booleans and small integers, never for a float, a string or a list. So `n:
-/// 1`, `top_k: 0`, `max_tokens: 16`, `min_tokens: 0`, unset options and default flags are
-/// left out, while every float, `stop`, `stop_token_ids` and `bad_words` (`[]` when empty)
-/// are written (`scripts/sampling_params_vs_vllm.py` compares the keys too).
+/// 1`, `top_k: 0`, `min_tokens: 0`, unset options and default flags are left out, while
+/// every float, `stop`, `stop_token_ids` and `bad_words` (`[]` when empty) are written
+/// (`scripts/sampling_params_vs_vllm.py` compares the keys too).
+///
+/// One deliberate difference: `max_tokens` is always written, `16` included. vLLM's render
+/// leaves out `16` (its struct default), but vLLM's `/inference/v1/generate` reads an
+/// absent `max_tokens` as "up to `max_model_len`" (`../shared/engines/vllm-recorded/
+/// ok_default_maxtokens.json`), so a request for 16 tokens would generate to the context
+/// limit. The other omitted defaults mean the same to the engine absent or present (its
+/// struct defaults: `n` 1, `top_k` 0, `min_tokens` 0, `ignore_eos` false, ...).
+/// docs/api.md lists this.
 #[derive(Debug, Clone, Serialize)]
 pub struct SamplingParams {
     #[serde(skip_serializing_if = "is_one")]
@@ -192,8 +200,9 @@ pub struct SamplingParams {
     pub stop_token_ids: Vec<u32>,
     #[serde(skip_serializing_if = "is_false")]
     pub ignore_eos: bool,
-    /// vLLM's default, 16, is left out.
-    #[serde(skip_serializing_if = "is_sixteen")]
+    /// Always written, `16` included (see above); `null` only when neither the request, the
+    /// generation config nor a known context length bounds it, which the engine reads as
+    /// "up to its context", as vLLM's own default would.
     pub max_tokens: Option<u64>,
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub min_tokens: u64,
@@ -283,10 +292,6 @@ fn is_zero_i64(n: &i64) -> bool {
 
 fn is_zero_u64(n: &u64) -> bool {
     *n == 0
-}
-
-fn is_sixteen(n: &Option<u64>) -> bool {
-    *n == Some(16)
 }
 
 fn is_true(b: &bool) -> bool {
