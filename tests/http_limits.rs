@@ -47,6 +47,118 @@ fn oversized_body_is_413() {
     );
 }
 
+/// Writes a request head and `body` on a fresh connection, the body in `pieces` with
+/// `pause` between them, then reads the whole answer (the connection closed by the server or
+/// the read timing out), as a client that writes before it reads (Python's `requests`).
+fn write_then_read(
+    base: &str,
+    head: &str,
+    body: &[u8],
+    pieces: usize,
+    pause: Duration,
+) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut sock = std::net::TcpStream::connect(addr)?;
+    sock.set_read_timeout(Some(Duration::from_secs(20)))?;
+    sock.write_all(head.as_bytes())?;
+    for (i, piece) in body.chunks(body.len().div_ceil(pieces).max(1)).enumerate() {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
+        sock.write_all(piece)?;
+    }
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match sock.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if out.windows(4).any(|w| w == b"\r\n\r\n") && out.ends_with(b"}}") {
+                    break;
+                }
+            }
+            Err(e) if out.is_empty() => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A client that writes its whole oversized body before reading gets the 413 (the server
+/// reads the body on and discards it), not a reset connection (#50); so does one that
+/// sends it chunked, and one that waits for `100 Continue` gets it at once.
+#[test]
+fn an_oversized_body_written_whole_first_still_gets_its_413() {
+    let base = start_server(
+        qwen3_only(),
+        ServerConfig {
+            max_body_bytes: 1024,
+            ..ServerConfig::default()
+        },
+    );
+    let body = json!({"model": "qwen3", "messages": [{"role": "user",
+        "content": "x".repeat(8 << 20)}]})
+    .to_string();
+    let head = format!(
+        "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: \
+         application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let answer = write_then_read(&base, &head, body.as_bytes(), 64, Duration::ZERO).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.300}");
+    assert!(answer.contains("--max-body-bytes"), "{answer:.300}");
+
+    // Chunked: refused at the limit, the rest read on.
+    let mut chunked = Vec::new();
+    for piece in body.as_bytes().chunks(64 << 10) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let head = "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: \
+                application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+    let answer = write_then_read(&base, head, &chunked, 64, Duration::ZERO).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.300}");
+
+    // `Expect: 100-continue`: the 413 comes without the body being sent.
+    let head = format!(
+        "POST /v1/chat/completions/render HTTP/1.1\r\nhost: x\r\ncontent-type: \
+         application/json\r\nexpect: 100-continue\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let answer = write_then_read(&base, &head, b"", 1, Duration::ZERO).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer:.300}");
+    assert_eq!(post_json(&chat_url(&base), &hello("qwen3")).0, 200);
+}
+
+/// A body that has not arrived within the request timeout is a 408 (not the 504 of slow
+/// work), and a client still writing it reads the answer once it has written the rest.
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_408() {
+    let base = start_server(
+        qwen3_only(),
+        ServerConfig {
+            request_timeout: Duration::from_millis(300),
+            ..ServerConfig::default()
+        },
+    );
+    let body = hello("qwen3").to_string();
+    for path in ["/v1/chat/completions/render", "/v1/chat/completions"] {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\n\r\n",
+            body.len()
+        );
+        let answer =
+            write_then_read(&base, &head, body.as_bytes(), 2, Duration::from_millis(800)).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer:.300}");
+        assert!(answer.contains("--request-timeout-secs"), "{answer:.300}");
+    }
+}
+
 #[test]
 fn saturation_is_503_and_slow_requests_are_504() {
     let trusted = RenderOptions {

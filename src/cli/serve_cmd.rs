@@ -24,10 +24,12 @@ pub struct ServeArgs {
     /// Port to listen on.
     #[arg(long, default_value_t = 8000, env = "LLM_RENDER_PORT")]
     pub port: u16,
-    /// Largest accepted request body; larger bodies get a 413.
+    /// Largest accepted request body; larger bodies get a 413 (read on and discarded first,
+    /// boundedly, so that clients that write before they read see it).
     #[arg(long, default_value_t = 32 * 1024 * 1024, env = "LLM_RENDER_MAX_BODY_BYTES")]
     pub max_body_bytes: usize,
-    /// Per-request time limit; slower requests get a 504.
+    /// Per-request time limit: a body that has not arrived by then gets a 408, a request
+    /// slower than it in all gets a 504.
     #[arg(long, default_value_t = 30.0, env = "LLM_RENDER_REQUEST_TIMEOUT_SECS")]
     pub request_timeout_secs: f64,
     /// Closes a connection whose next request head has not fully arrived this long after

@@ -1,8 +1,11 @@
 //! Which handler serves a request, and what every request passes through on its way:
 //! metrics, a debug log line and the access log when on (every route; `access.rs`), and
 //! `Connection: close` once the server drains → for the work routes, a guard that answers
-//! 503 at once when `--max-concurrency` requests are in flight and 504 past the request
-//! timeout → the body, read up to `--max-body-bytes` (413 past it) → the handler.
+//! 503 at once when `--max-concurrency` requests are in flight → the body, read up to
+//! `--max-body-bytes` (413 past it) within the request timeout (408 past it) → the handler,
+//! within what is left of the timeout (504 past it). A refused body is read on and
+//! discarded, boundedly, before the answer ([`discard`]), so that a client that writes its
+//! whole body before reading gets the 413 or 408 rather than a reset connection.
 //!
 //! Every route is a fixed path, so routing is a lookup in one table ([`ROUTES`]) rather
 //! than axum's `Router` with two `axum::middleware::from_fn` layers, which cost a chat turn
@@ -26,7 +29,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
 
 /// A boxed handler future: the one allocation a work route adds to a request.
@@ -264,12 +267,14 @@ impl hyper::service::Service<Request<Incoming>> for Dispatcher {
 /// A request body the server reads: hyper's `Incoming` from a connection, or a whole body
 /// handed in by [`respond`].
 pub(crate) trait RequestBody:
-    http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+    http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + Unpin
 {
 }
 
 impl<B> RequestBody for B where
-    B: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send
+    B: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + Unpin
 {
 }
 
@@ -289,6 +294,7 @@ async fn dispatch<B: RequestBody>(
     seen: &mut access::Seen,
 ) -> Response {
     let method = req.method().clone();
+    let continues = expects_continue(req.headers());
     let route = Route::find(req.uri().path());
     let flight = InFlight::start(state, route.map_or("unmatched", |r| r.path));
     let resp = match route {
@@ -312,8 +318,12 @@ async fn dispatch<B: RequestBody>(
             };
             let resp = otel::with_downstream(span.as_ref(), async {
                 match route.handler {
-                    Handler::Work(handler) => guarded(state, req.into_body(), handler, seen).await,
-                    Handler::Front(handler) => front(state, req.into_body(), handler, seen).await,
+                    Handler::Work(handler) => {
+                        guarded(state, (req.into_body(), continues), handler, seen).await
+                    }
+                    Handler::Front(handler) => {
+                        front(state, (req.into_body(), continues), handler, seen).await
+                    }
                     Handler::Info(handler) => handler(state),
                 }
             })
@@ -332,11 +342,13 @@ async fn dispatch<B: RequestBody>(
 }
 
 /// A work route's `handler` behind the guard: 503 at once when `--max-concurrency` requests
-/// are already being served, 504 when one takes longer than `--request-timeout-secs`
-/// (reading its body included). `seen`: the body, once read, for the access log.
+/// are already being served; the body within `--request-timeout-secs` (408 past it), then
+/// the handler within what is left of it (504 past it). `body`: the body and whether the
+/// client waits for `100 Continue` ([`expects_continue`]). `seen`: the body, once read, for
+/// the access log.
 async fn guarded(
     state: &Arc<AppState>,
-    body: impl RequestBody,
+    body: (impl RequestBody, bool),
     handler: fn(Arc<AppState>, Bytes) -> Answer,
     seen: &mut access::Seen,
 ) -> Response {
@@ -344,16 +356,18 @@ async fn guarded(
         return at_capacity(state);
     };
     let limit = state.config.request_timeout;
-    let work = async {
-        match read_body(body, state.config.max_body_bytes).await {
-            Ok(bytes) => {
-                seen.body(state, &bytes);
-                handler(state.clone(), bytes).await
-            }
-            Err(e) => e.into_response(),
-        }
+    let start = Instant::now();
+    let bytes = match body_in_time(state, body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
-    match state.deadlines.timeout(limit, work).await {
+    seen.body(state, &bytes);
+    let left = limit.saturating_sub(start.elapsed());
+    match state
+        .deadlines
+        .timeout(left, handler(state.clone(), bytes))
+        .await
+    {
         Ok(resp) => resp,
         Err(_) => ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -367,33 +381,55 @@ async fn guarded(
 }
 
 /// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
-/// the body read within the request timeout; the handler keeps the slot. `seen`: the
-/// body, once read, for the access log.
+/// the body read within the request timeout (408 past it); the handler keeps the slot.
+/// `seen`: the body, once read, for the access log.
 async fn front(
     state: &Arc<AppState>,
-    body: impl RequestBody,
+    body: (impl RequestBody, bool),
     handler: fn(Arc<AppState>, Bytes, OwnedSemaphorePermit) -> Answer,
     seen: &mut access::Seen,
 ) -> Response {
     let Ok(permit) = state.permits.clone().try_acquire_owned() else {
         return at_capacity(state);
     };
-    let limit = state.config.request_timeout;
-    match state
-        .deadlines
-        .timeout(limit, read_body(body, state.config.max_body_bytes))
-        .await
-    {
-        Ok(Ok(bytes)) => {
+    match body_in_time(state, body).await {
+        Ok(bytes) => {
             seen.body(state, &bytes);
             handler(state.clone(), bytes, permit).await
         }
-        Ok(Err(e)) => e.into_response(),
-        Err(_) => ApiError::new(
-            StatusCode::GATEWAY_TIMEOUT,
-            "the request body did not arrive within the server's request timeout",
-        )
-        .into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// The whole body within `--request-timeout-secs`, or the answer that refuses it: 413 past
+/// `--max-body-bytes`, 400 when the client stops sending it midway, 408 when it has not
+/// arrived in time (its rest then read on and discarded by [`discard`], so that a client
+/// still writing it can read the answer).
+async fn body_in_time(
+    state: &AppState,
+    (mut body, continues): (impl RequestBody, bool),
+) -> Result<Bytes, Response> {
+    let limit = state.config.request_timeout;
+    let max = state.config.max_body_bytes;
+    match state
+        .deadlines
+        .timeout(limit, read_body(&mut body, max, continues))
+        .await
+    {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => Err(e.into_response()),
+        Err(_) => {
+            discard(&mut body, max).await;
+            Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within the server's {:.1} s limit \
+                     (--request-timeout-secs)",
+                    limit.as_secs_f64()
+                ),
+            )
+            .into_response())
+        }
     }
 }
 
@@ -409,25 +445,75 @@ fn at_capacity(state: &AppState) -> Response {
 }
 
 /// The whole request body, or 413 past `limit` bytes (at once when its `content-length`
-/// says so), or 400 when the client stops sending it midway.
-async fn read_body(body: impl RequestBody, limit: usize) -> Result<Bytes, ApiError> {
+/// says so), or 400 when the client stops sending it midway. A body refused for its size
+/// is read on and discarded ([`discard`]) before the 413, unless the client waits for
+/// `100 Continue` (`continues`): it then never sends the body, and gets the 413 at once.
+async fn read_body(
+    body: &mut impl RequestBody,
+    limit: usize,
+    continues: bool,
+) -> Result<Bytes, ApiError> {
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request body is larger than the server's limit (--max-body-bytes)",
         )
     };
-    if http_body::Body::size_hint(&body).lower() > limit as u64 {
+    if http_body::Body::size_hint(body).lower() > limit as u64 {
+        if !continues {
+            discard(body, limit).await;
+        }
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
+    match Limited::new(&mut *body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            discard(body, limit).await;
+            Err(too_large())
+        }
         Err(e) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             format!("failed to read the request body: {e}"),
         )),
     }
+}
+
+/// How long a refused body is still read for ([`discard`]).
+const DISCARD_TIME: Duration = Duration::from_secs(5);
+
+/// How much of a refused body is still read ([`discard`]): four times `--max-body-bytes`,
+/// at least 64 MiB.
+fn discard_bytes(limit: usize) -> u64 {
+    (limit as u64).saturating_mul(4).max(64 << 20)
+}
+
+/// Reads the rest of a refused body and drops it, for at most [`DISCARD_TIME`] and
+/// [`discard_bytes`]. Common clients (Python's `requests` and `urllib`, many SDKs) write the
+/// whole body before they read anything: a server that answers and closes with the body
+/// unread resets the connection, and such a client sees a broken pipe instead of the
+/// answer. Past either bound the connection closes after the answer all the same (hyper
+/// closes a connection whose body was not read to its end).
+async fn discard(body: &mut impl RequestBody, limit: usize) {
+    let most = discard_bytes(limit);
+    let read = async {
+        let mut seen = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |d| d.len() as u64);
+            if seen > most {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DISCARD_TIME, read).await;
+}
+
+/// Whether the request asks for `100 Continue` before it sends its body (curl does for
+/// large ones): hyper sends it on the body's first read, so a body refused unread is never
+/// sent.
+fn expects_continue(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
 /// A response body that tells the connection's watch when hyper is done with it (has

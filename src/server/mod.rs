@@ -2,8 +2,9 @@
 //!
 //! What a request passes through, outermost first (`dispatch.rs`): metrics and a debug log
 //! line (every route) → for the work routes, one guard that answers 503 at once when
-//! `--max-concurrency` requests are in flight and 504 past the request timeout → the body,
-//! up to `--max-body-bytes` (413) → the handler (`routes.rs`). Small bodies render inline on
+//! `--max-concurrency` requests are in flight → the body, up to `--max-body-bytes` (413),
+//! within the request timeout (408) → the handler (`routes.rs`), within what is left of it
+//! (504). Small bodies render inline on
 //! the worker that serves the connection; large ones (images, long prompts) on the blocking
 //! pool, so no request stalls a worker for long (`routes::offload`).
 //!
