@@ -810,3 +810,43 @@ fn v_no_token_ids_rendered() {
         "No token_ids rendered",
     );
 }
+
+/// Request shapes vLLM 0.33's models refuse or take, recorded from vLLM's own render server
+/// (`scripts/gen_validation_goldens.py` → `fixtures/goldens/validation.jsonl`): a message
+/// `name` that is not a string, tool calls with a non-string `arguments` (an object too) or a
+/// missing or non-string `function.name`, pydantic's lax booleans for `tools[].function.strict`
+/// and `stream_options.include_usage`, malformed `tools` on `/tokenize`. Each is answered with
+/// vLLM's status; each refusal names a field in `param` (vLLM's own `param` names the first
+/// member of a union that failed, as `body.messages.0.ChatCompletionDeveloperMessageParam.role`).
+#[test]
+fn v_request_shapes_as_vllms_models_judge_them() {
+    let goldens = common::jsonl("goldens/validation.jsonl");
+    assert!(goldens.len() >= 80, "{}", goldens.len());
+    let mut wrong = Vec::new();
+    for g in &goldens {
+        let (code, out) = post(g["path"].as_str().unwrap(), &g["body"]);
+        let want = g["status"].as_u64().unwrap() as u16;
+        let param = out["error"]["param"].as_str().unwrap_or_default();
+        if code != want || (want == 400 && param.is_empty()) {
+            wrong.push(format!(
+                "{}: vLLM {want} ({}), ours {code} {out}",
+                g["id"], g["param"]
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A flag pydantic reads as a bool is written on as the bool (the template sees `true`).
+    let (code, out) = post(
+        CHAT,
+        &chat(json!({"stream": true, "stream_options": {"include_usage": "yes"}})),
+    );
+    assert_eq!(code, 200, "{out}");
+    assert_eq!(out["stream_options"]["include_usage"], true, "{out}");
+    // Named as a client can act on it.
+    let (code, out) = post(
+        CHAT,
+        &json!({"model": "qwen3", "messages": [{"role": "user", "content": "Hi", "name": 5}]}),
+    );
+    assert_eq!(code, 400);
+    assert_eq!(out["error"]["param"], "messages[0].name", "{out}");
+}

@@ -36,6 +36,8 @@ pub enum HashError {
     BadBlockSize(usize),
     #[error("llmd_fnv64a needs model_name (llm-d roots its chain in the model name)")]
     MissingModelName,
+    #[error("token_ids: Field required (the prompt's token IDs, a JSON array)")]
+    MissingTokenIds,
 }
 
 impl HashError {
@@ -47,6 +49,7 @@ impl HashError {
             HashError::UnseededXxhash => "seed",
             HashError::BlockTooLarge(_) | HashError::BadBlockSize(_) => "block_size",
             HashError::MissingModelName => "model_name",
+            HashError::MissingTokenIds => "token_ids",
         }
     }
 }
@@ -70,8 +73,10 @@ fn default_format() -> String {
 /// empty) the `return_block_hashes` option of the render routes.
 #[derive(Debug, Clone, Deserialize)]
 pub struct HashRequest {
+    /// Required by `POST /v1/block_hashes` (an empty array hashes to no block); set from
+    /// the rendered prompt for `return_block_hashes`.
     #[serde(default)]
-    pub token_ids: Vec<u32>,
+    pub token_ids: Option<Vec<u32>>,
     #[serde(default = "default_block_size")]
     pub block_size: usize,
     /// `sha256` (vLLM's default), `sha256_cbor`, `xxhash_cbor` or `llmd_fnv64a`.
@@ -122,7 +127,7 @@ impl HashRequest {
         cache_salt: Option<&str>,
         model_name: &str,
     ) -> HashRequest {
-        self.token_ids = token_ids;
+        self.token_ids = Some(token_ids);
         self.cache_salt = self.cache_salt.or_else(|| cache_salt.map(str::to_string));
         self.model_name = self.model_name.or_else(|| Some(model_name.to_string()));
         self
@@ -153,6 +158,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Computes the block hashes a request asks for.
 pub fn compute(req: &HashRequest) -> Result<HashResponse, HashError> {
+    let token_ids = req.token_ids.as_deref().ok_or(HashError::MissingTokenIds)?;
     if req.block_size == 0 || req.block_size > MAX_BLOCK_SIZE {
         return Err(HashError::BadBlockSize(req.block_size));
     }
@@ -180,19 +186,13 @@ pub fn compute(req: &HashRequest) -> Result<HashResponse, HashError> {
                 cache_salt: req.cache_salt.as_deref(),
                 mm: &mm,
             };
-            vllm_block_hashes(
-                algo,
-                req.seed.as_deref(),
-                &req.token_ids,
-                req.block_size,
-                extra,
-            )?
-            .into_iter()
-            .map(|h| match format {
-                Format::Hex => hex(&h).into(),
-                Format::U64 => hash_to_u64(&h).into(),
-            })
-            .collect()
+            vllm_block_hashes(algo, req.seed.as_deref(), token_ids, req.block_size, extra)?
+                .into_iter()
+                .map(|h| match format {
+                    Format::Hex => hex(&h).into(),
+                    Format::U64 => hash_to_u64(&h).into(),
+                })
+                .collect()
         }
         None => {
             let model = req
@@ -205,7 +205,7 @@ pub fn compute(req: &HashRequest) -> Result<HashResponse, HashError> {
                 seed,
                 model,
                 req.parent_key.unwrap_or(0),
-                &req.token_ids,
+                token_ids,
                 req.block_size,
                 &mm,
             )

@@ -121,7 +121,8 @@ max_tokens_default = "super::sampling::no_max_tokens";
     /// Each message is kept as the client sent it (key order included) and converted for
     /// the template in `template::messages`.
     pub messages: Vec<super::Message>,
-    #[serde(default)]
+    /// Each tool's `function.strict` read as pydantic reads a `bool` at parse time.
+    #[serde(default, deserialize_with = "super::validate::lax_tools")]
     pub tools: Option<Vec<Map<String, Value>>>,
     #[serde(default)]
     pub tool_choice: Option<Value>,

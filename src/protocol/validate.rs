@@ -4,8 +4,169 @@
 //! `tool_choice`, transfer params, beam search). Checked before anything renders.
 
 use super::requests::{ChatRequest, CompletionRequest};
+use super::{Field, Message};
 use crate::error::RequestError;
 use serde_json::{Map, Value};
+
+/// pydantic's lax `bool` (python mode, as vLLM's FastAPI models validate a parsed body):
+/// `true`/`false`, `0`/`1` (integers or floats), and the strings `0 1 f t n y no on off yes
+/// true false`, case-insensitive, unstripped. `Some(None)` for null; `None` where pydantic
+/// raises "Input should be a valid boolean". Checked against pydantic 2 in vLLM 0.33's
+/// environment (`fixtures/goldens/validation.jsonl` has the request-level cases).
+pub(crate) fn lax_bool(v: &Value) -> Option<Option<bool>> {
+    match v {
+        Value::Null => Some(None),
+        Value::Bool(b) => Some(Some(*b)),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x == 0.0 => Some(Some(false)),
+            Some(x) if x == 1.0 => Some(Some(true)),
+            _ => None,
+        },
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "0" | "off" | "f" | "false" | "n" | "no" => Some(Some(false)),
+            "1" | "on" | "t" | "true" | "y" | "yes" => Some(Some(true)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `field` of `obj` as the boolean pydantic hands on ([`lax_bool`]: `"yes"` → `true`), so
+/// the template, the engine and our readers see what vLLM's model dump has. A value
+/// pydantic refuses is left as it is, for validation to refuse with a 400 naming it.
+fn settle_lax_bool(obj: &mut Map<String, Value>, field: &str) {
+    if let Some(v) = obj.get_mut(field) {
+        if let Some(b) = lax_bool(v) {
+            *v = b.map_or(Value::Null, Value::Bool);
+        }
+    }
+}
+
+/// `stream_options`, its flags settled as pydantic reads them ([`settle_lax_bool`]).
+pub(crate) fn lax_stream_options<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Value>, D::Error> {
+    let mut v: Option<Value> = serde::Deserialize::deserialize(d)?;
+    if let Some(Value::Object(o)) = &mut v {
+        settle_lax_bool(o, "include_usage");
+        settle_lax_bool(o, "continuous_usage_stats");
+    }
+    Ok(v)
+}
+
+/// `tools`, each `function.strict` settled as pydantic reads it ([`settle_lax_bool`]).
+pub(crate) fn lax_tools<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Vec<Map<String, Value>>>, D::Error> {
+    let mut v: Option<Vec<Map<String, Value>>> = serde::Deserialize::deserialize(d)?;
+    for tool in v.iter_mut().flatten() {
+        if let Some(Value::Object(f)) = tool.get_mut("function") {
+            settle_lax_bool(f, "strict");
+        }
+    }
+    Ok(v)
+}
+
+/// The message shapes vLLM 0.33's `ChatCompletionMessageParam` union refuses, each a 400
+/// naming the field (vLLM's own `param` names the first union member's failure instead):
+/// a `name` that is not a string, on any message but a `tool` one (whose model has no
+/// `name`, so pydantic ignores it); an assistant's `tool_calls` that is not an array, or a
+/// call without a string `id`, a `type`, or a `function` object with a string `name` and
+/// string `arguments` (a JSON object given as `arguments` is refused too, as vLLM refuses
+/// it). Recorded from vLLM 0.33: `fixtures/goldens/validation.jsonl`.
+pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Field::as_str);
+        if role != Some("tool") {
+            if let Some(name) = m.get("name").filter(|n| n.as_str().is_none()) {
+                let param = format!("messages[{i}].name");
+                return Err(RequestError::invalid(
+                    param.clone(),
+                    format!(
+                        "{param}: Input should be a valid string, got {}",
+                        name.to_value()
+                    ),
+                ));
+            }
+        }
+        if role != Some("assistant") {
+            continue;
+        }
+        match m.get("tool_calls").and_then(Field::as_json) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(calls)) => {
+                for (j, call) in calls.iter().enumerate() {
+                    tool_call(&format!("messages[{i}].tool_calls[{j}]"), call)?;
+                }
+            }
+            Some(other) => {
+                let param = format!("messages[{i}].tool_calls");
+                return Err(RequestError::invalid(
+                    param.clone(),
+                    format!("{param}: Input should be a valid list, got {other}"),
+                ));
+            }
+        }
+        if let Some(Field::Str(s)) = m.get("tool_calls") {
+            let param = format!("messages[{i}].tool_calls");
+            return Err(RequestError::invalid(
+                param.clone(),
+                format!(
+                    "{param}: Input should be a valid list, got {:?}",
+                    s.as_str()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One assistant tool call, as OpenAI's `ChatCompletionMessageToolCallParam`: a function
+/// call `{"id": str, "type": "function", "function": {"name": str, "arguments": str}}`, or
+/// a custom tool's call (`type: "custom"`), passed on as given.
+fn tool_call(at: &str, call: &Value) -> Result<(), RequestError> {
+    let need = |field: &str, what: &str| {
+        let param = format!("{at}.{field}");
+        RequestError::invalid(param.clone(), format!("{param}: {what}"))
+    };
+    let Some(call) = call.as_object() else {
+        return Err(RequestError::invalid(
+            at,
+            format!("{at}: Input should be a valid dictionary"),
+        ));
+    };
+    if call.get("type").and_then(Value::as_str) == Some("custom") {
+        return Ok(());
+    }
+    match call.get("id") {
+        Some(Value::String(_)) => {}
+        None => return Err(need("id", "Field required")),
+        Some(_) => return Err(need("id", "Input should be a valid string")),
+    }
+    match call.get("type") {
+        Some(Value::String(t)) if t == "function" => {}
+        None => return Err(need("type", "Field required")),
+        Some(_) => return Err(need("type", "Input should be 'function'")),
+    }
+    let function = match call.get("function") {
+        Some(Value::Object(f)) => f,
+        None => return Err(need("function", "Field required")),
+        Some(_) => return Err(need("function", "Input should be a valid dictionary")),
+    };
+    for field in ["name", "arguments"] {
+        match function.get(field) {
+            Some(Value::String(_)) => {}
+            None => return Err(need(&format!("function.{field}"), "Field required")),
+            Some(v) => {
+                return Err(need(
+                    &format!("function.{field}"),
+                    &format!("Input should be a valid string (a JSON text for arguments), got {v}"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
 
 /// vLLM's `validate_cache_salt`: a non-empty string of at most 128 characters without `@`,
 /// `/`, `\` or NUL.
@@ -87,6 +248,20 @@ fn stream_options(stream: bool, options: Option<&Value>) -> Result<(), RequestEr
             format!("stream_options must be an object, got {o}"),
         ));
     }
+    // Parsing settled every flag pydantic reads as a bool (`lax_stream_options`): what is
+    // left is what pydantic refuses.
+    for flag in ["include_usage", "continuous_usage_stats"] {
+        if let Some(v) = options
+            .and_then(|o| o.get(flag))
+            .filter(|v| !v.is_boolean() && !v.is_null())
+        {
+            let param = format!("stream_options.{flag}");
+            return Err(RequestError::invalid(
+                param.clone(),
+                format!("{param}: Input should be a valid boolean, got {v}"),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -160,6 +335,15 @@ fn tool(i: usize, t: &Map<String, Value>) -> Result<(), RequestError> {
             format!(
                 "{}: Input should be a valid string",
                 at(".function.description")
+            ),
+        ));
+    }
+    if let Some(strict) = function.get("strict").filter(|v| lax_bool(v).is_none()) {
+        return Err(RequestError::invalid(
+            at(".function.strict"),
+            format!(
+                "{}: Input should be a valid boolean, got {strict}",
+                at(".function.strict")
             ),
         ));
     }
@@ -325,8 +509,23 @@ fn reasoning_effort(effort: Option<&str>) -> Result<(), RequestError> {
 }
 
 impl ChatRequest {
+    /// The shapes of `messages` and each of `tools` as vLLM's models check them (what
+    /// `/tokenize`'s chat form checks too; an empty `tools` is refused by the chat request
+    /// alone). A request converted from another API was checked by that API's model.
+    pub fn validate_shapes(&self) -> Result<(), RequestError> {
+        if self.converted_from != super::ConvertedFrom::Chat {
+            return Ok(());
+        }
+        message_shapes(&self.messages)?;
+        for (i, t) in self.tools.iter().flatten().enumerate() {
+            tool(i, t)?;
+        }
+        Ok(())
+    }
+
     /// Everything vLLM's `ChatCompletionRequest` refuses before rendering.
     pub fn validate(&self) -> Result<(), RequestError> {
+        self.validate_shapes()?;
         cache_salt(self.cache_salt.as_deref())?;
         response_format(self.response_format.as_ref())?;
         stream_options(self.stream, self.stream_options.as_ref())?;

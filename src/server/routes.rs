@@ -257,6 +257,9 @@ pub async fn tokenize(st: Arc<AppState>, bytes: Bytes) -> Result<Json<TokenizeRe
             (Some(prompt), None) => model.encode(prompt, req.add_special_tokens.unwrap_or(true))?,
             (None, Some(_)) => {
                 let mut chat: ChatRequest = parse_json_shared(&bytes)?;
+                // vLLM's `TokenizeChatRequest` checks the messages and tools as the chat
+                // request does (an empty `tools` aside).
+                chat.validate_shapes()?;
                 // `/tokenize` gives the template's tokens; bridging is the render routes'.
                 chat.continue_from = None;
                 let prompt = render::render_chat_prompt(&model, &chat, &st.config.render, None)?;
