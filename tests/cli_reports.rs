@@ -132,3 +132,103 @@ fn audit_traffic_sample() {
     assert_eq!(out.status.code(), Some(1));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
+
+/// Runs `llm-render` with `args` from the repository root: exit code, stdout and stderr.
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The README's CLI examples, on the input files under `examples/` that they name, as a new
+/// user runs them: each prints what its snapshot holds.
+#[test]
+fn readme_cli_examples() {
+    insta::assert_snapshot!(
+        "render_chat",
+        report(&["render", "examples/cli/chat.json"])
+    );
+    insta::assert_snapshot!(
+        "render_completion",
+        report(&["render", "--completion", "examples/cli/completion.json"])
+    );
+    insta::assert_snapshot!(
+        "render_jsonl",
+        report(&["render", "--jsonl", "examples/cli/batch.jsonl"])
+    );
+    // `created` is the clock's.
+    let created = regex::Regex::new(r#""created":\d+"#).unwrap();
+    insta::assert_snapshot!(
+        "derender_chat",
+        created.replace_all(
+            &report(&["derender", "examples/cli/derender.json"]),
+            r#""created":0"#
+        )
+    );
+    insta::assert_snapshot!(
+        "hash_block_hashes",
+        report(&["hash", "examples/cli/block_hashes.json"])
+    );
+    insta::assert_snapshot!(
+        "hash_render",
+        report(&[
+            "hash",
+            "--render",
+            "--algorithm",
+            "llmd_fnv64a",
+            "--format",
+            "u64",
+            "examples/cli/chat.json"
+        ])
+    );
+    // A prompt shorter than one block: an empty list, and a word why.
+    let (code, out, err) = run(&["hash", "--render", "examples/multi-turn/turn1.json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"block_hashes\":[]"), "{out}");
+    assert!(err.contains("make no full block of 16"), "{err}");
+}
+
+/// docs/audit.md's one-photo run (exit 1: its patches are over the default 4 MiB on render →
+/// encoder) and docs/multi-turn.md's turn 1, on their files.
+#[test]
+fn docs_examples() {
+    let (code, out, err) = run(&[
+        "audit",
+        "--model",
+        "fixtures/models/qwen2_5_vl",
+        "--config",
+        "fixtures/audit/qwen2_5_vl_7b_config.json",
+        "--mm-processor-kwargs",
+        r#"{"max_pixels": 414736}"#,
+        "examples/audit/photo.json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    insta::assert_snapshot!("audit_photo", out);
+    insta::assert_snapshot!(
+        "multi_turn_turn1",
+        report(&["render", "examples/multi-turn/turn1.json"])
+    );
+}
+
+/// Flags are checked before a model loads: a missing one is named at once.
+#[test]
+fn template_diff_names_a_missing_flag_before_loading() {
+    let (code, _, err) = run(&[
+        "template-diff",
+        "--messages",
+        "examples/template-diff/qwen3_turn1.json",
+        "--model",
+        "qwen3=/nonexistent/model/folder",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--reply"), "{err}");
+    assert!(!err.contains("nonexistent"), "loaded the model first: {err}");
+}

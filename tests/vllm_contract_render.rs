@@ -849,4 +849,10 @@ fn v_request_shapes_as_vllms_models_judge_them() {
     );
     assert_eq!(code, 400);
     assert_eq!(out["error"]["param"], "messages[0].name", "{out}");
+    // `/v1/block_hashes` (ours) needs the token IDs it hashes.
+    let (code, out) = post("/v1/block_hashes", &json!({"block_size": 16}));
+    assert_eq!(code, 400, "{out}");
+    assert_eq!(out["error"]["param"], "token_ids", "{out}");
+    let (code, out) = post("/v1/block_hashes", &json!({"token_ids": []}));
+    assert_eq!((code, &out["num_full_blocks"]), (200, &json!(0)), "{out}");
 }

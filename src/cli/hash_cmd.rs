@@ -16,18 +16,24 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct HashArgs {
-    /// The input is a chat render request; hash its rendered token IDs.
+    /// The input is a chat render request; hash its rendered token IDs (otherwise it is a
+    /// `/v1/block_hashes` body: `{"token_ids": [..], ...}`).
     #[arg(long)]
     pub render: bool,
-    /// sha256, sha256_cbor, xxhash_cbor or llmd_fnv64a.
+    /// sha256 (vLLM's default), sha256_cbor, xxhash_cbor or llmd_fnv64a [default: the
+    /// input's `algorithm`, else sha256].
     #[arg(long)]
     pub algorithm: Option<String>,
+    /// Tokens per KV-cache block: only full blocks are hashed, so a prompt shorter than one
+    /// block has none [default: the input's `block_size`, else 16].
     #[arg(long)]
     pub block_size: Option<usize>,
-    /// PYTHONHASHSEED (vLLM) or the hash seed (llm-d).
+    /// vLLM's PYTHONHASHSEED, or llm-d's hash seed [default: the input's `seed`, else unset
+    /// (vLLM) or "" (llm-d)].
     #[arg(long)]
     pub seed: Option<String>,
-    /// hex or u64.
+    /// hex (the digest), or u64 (the integer of vLLM's KV events and llm-d's keys)
+    /// [default: the input's `format`, else hex].
     #[arg(long)]
     pub format: Option<String>,
     /// Request file; `-` or nothing reads standard input.
@@ -40,7 +46,8 @@ fn default_options() -> Result<HashRequest, RequestError> {
     parse_json(b"{}")
 }
 
-fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RequestError> {
+/// The hashes, the number of tokens hashed and the block size.
+fn hash(args: &HashArgs, input: &[u8]) -> Result<(serde_json::Value, usize, usize), RequestError> {
     let mut req: HashRequest = if args.render {
         let models = args
             .model
@@ -73,13 +80,28 @@ fn hash(args: &HashArgs, input: &[u8]) -> Result<serde_json::Value, RequestError
     if let Some(f) = &args.format {
         req.format = f.clone();
     }
-    Ok(serde_json::to_value(hashing::compute(&req)?).unwrap_or_default())
+    let out = hashing::compute(&req)?;
+    let tokens = req.token_ids.as_ref().map_or(0, Vec::len);
+    Ok((
+        serde_json::to_value(out).unwrap_or_default(),
+        tokens,
+        req.block_size,
+    ))
 }
 
 pub fn run(args: HashArgs) -> anyhow::Result<i32> {
     let input = super::read_input(args.file.as_deref())?;
     let (value, code) = match hash(&args, &input) {
-        Ok(v) => (v, 0),
+        Ok((v, tokens, block)) => {
+            if v["num_full_blocks"] == 0 {
+                // Not an error, but an empty list alone reads like one.
+                eprintln!(
+                    "note: {tokens} tokens make no full block of {block}: only full blocks \
+                     are hashed (--block-size)"
+                );
+            }
+            (v, 0)
+        }
         Err(e) => (ApiError::from(e).body(), 1),
     };
     println!("{value}");

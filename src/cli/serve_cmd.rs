@@ -300,14 +300,20 @@ fn serve(args: ServeArgs, mut checked: Checked) -> anyhow::Result<()> {
     args.model.check()?;
     let loading = std::time::Instant::now();
     let models = args.model.load()?;
-    let load_ms = loading.elapsed().as_millis() as u64;
     for m in models.models() {
         args.parsers.check_model(m)?;
     }
     for m in models.models() {
+        // Each model's own load time (loads may overlap); the total is the line below.
+        let load_ms = m.load_time.as_millis() as u64;
         tracing::info!(model = %m.name, source = %m.source, templates = ?m.templates, max_model_len = ?m.max_model_len, tokenizer = ?m.encoder.backend(), load_ms, "loaded model");
         warn_of_gaps(m);
     }
+    tracing::info!(
+        models = models.models().len(),
+        total_ms = loading.elapsed().as_millis() as u64,
+        "models loaded"
+    );
     let engine = match checked.engine.take() {
         Some(cfg) => {
             let engine = crate::engine::Engine::new(cfg).map_err(|e| anyhow::anyhow!(e))?;

@@ -131,6 +131,8 @@ pub struct Model {
     /// `stop_reason: null`, any other stop token its ID).
     pub primary_eos: Option<u32>,
     pub max_model_len: Option<u64>,
+    /// How long this model took to load (the startup log's `load_ms`).
+    pub load_time: std::time::Duration,
     /// The image processor from `preprocessor_config.json`, when it is one we implement.
     pub image_processor: Option<QwenVlProcessor>,
     /// The image placeholder token (`image_token_id` in `config.json`, else `<|image_pad|>`).
@@ -188,6 +190,7 @@ impl Model {
         bundle: &Bundle,
         opts: &LoadOptions,
     ) -> Result<Model, LoadError> {
+        let started = std::time::Instant::now();
         let (tokenizer, encoder) = load_tokenizer(bundle, opts)?;
         let decoder = TextDecoder::new(&tokenizer);
         let tok_config: TokenizerConfig = bundle.json("tokenizer_config.json")?;
@@ -243,6 +246,7 @@ impl Model {
             .map(std::sync::Arc::from);
         let vocab_token_suffix = hy_token_suffix(&tokenizer).map(std::sync::Arc::from);
         Ok(Model {
+            load_time: started.elapsed(),
             chat_template_source,
             token_suffix,
             vocab_token_suffix,

@@ -56,6 +56,14 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
     };
     let path = err.path().to_string();
     let inner = err.into_inner();
+    // serde reads a struct from an array too, so `[1]` would be blamed on `[0]`: say what
+    // the body is instead.
+    if let Some(kind) = top_level_not_object(body) {
+        return RequestError::InvalidRequest {
+            message: format!("the request body must be a JSON object, got {kind}"),
+            param: None,
+        };
+    }
     // A required field left out: name it (`messages`, or `x.messages` below the top).
     let text = inner.to_string();
     if let Some(field) = text
@@ -79,10 +87,71 @@ fn explain_json_error<T: DeserializeOwned>(body: &[u8]) -> RequestError {
         }
     } else {
         RequestError::InvalidRequest {
-            message: format!("{path}: {inner}"),
+            message: format!("{path}: {}", in_words(&text)),
             param: Some(path),
         }
     }
+}
+
+/// What the body's top-level value is, when it parses and is not an object.
+fn top_level_not_object(body: &[u8]) -> Option<&'static str> {
+    match serde_json::from_slice::<Value>(body).ok()? {
+        Value::Object(_) => None,
+        Value::Array(_) => Some("an array"),
+        Value::String(_) => Some("a string"),
+        Value::Number(_) => Some("a number"),
+        Value::Bool(_) => Some("a boolean"),
+        Value::Null => Some("null"),
+    }
+}
+
+/// serde's type error in words a client can act on: `invalid type: string "x", expected
+/// u32 at line 1 column 9` → `expected a non-negative integer, got the string "x"`. The
+/// Rust type names serde puts in `expected` (`u64`, `i32`, `f64`, `struct X`, `a
+/// sequence`, `a map`) become JSON's; the position is dropped (`param` names the field).
+fn in_words(serde_message: &str) -> String {
+    let text = match serde_message.rfind(" at line ") {
+        Some(at) => &serde_message[..at],
+        None => serde_message,
+    };
+    let (got, expected) = if let Some(rest) = text.strip_prefix("invalid type: ") {
+        match rest.split_once(", expected ") {
+            Some((got, exp)) => (got.to_string(), exp),
+            None => return text.to_string(),
+        }
+    } else if let Some(rest) = text.strip_prefix("invalid value: ") {
+        match rest.split_once(", expected ") {
+            Some((got, exp)) => (got.to_string(), exp),
+            None => return text.to_string(),
+        }
+    } else {
+        return text.to_string();
+    };
+    let expected = match expected.trim() {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" | "bool" => "true or false".to_string(),
+        "a sequence" => "an array".to_string(),
+        "a map" => "an object".to_string(),
+        e if e.starts_with("struct ") || e.starts_with("a map ") => "an object".to_string(),
+        e if e.starts_with("a borrowed string") => "a string".to_string(),
+        e => e.to_string(),
+    };
+    // `integer `70000``, `string "x"`, `floating point `1.5``: the value as JSON shows it.
+    let got = got
+        .replace("floating point ", "the number ")
+        .replace("integer ", "the integer ")
+        .replace("string ", "the string ")
+        .replace("boolean ", "")
+        .replace('`', "");
+    let got = match got.as_str() {
+        "sequence" => "an array".to_string(),
+        "map" => "an object".to_string(),
+        "unit value" => "null".to_string(),
+        _ => got,
+    };
+    format!("expected {expected}, got {got}")
 }
 
 impl ChatRequest {
@@ -272,4 +341,45 @@ pub struct DetokenizeRequest {
 #[derive(Debug, Clone, Serialize)]
 pub struct DetokenizeResponse {
     pub prompt: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(body: &str) -> (String, Option<String>) {
+        match parse_json::<ChatRequest>(body.as_bytes()) {
+            Err(RequestError::InvalidRequest { message, param }) => (message, param),
+            other => panic!("{body}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn type_errors_say_what_was_expected_in_words() {
+        let (m, p) = refused(r#"{"model": "m", "messages": [], "max_tokens": "ten"}"#);
+        assert_eq!(p.as_deref(), Some("max_tokens"));
+        assert_eq!(
+            m,
+            r#"max_tokens: expected a non-negative integer, got the string "ten""#
+        );
+        let (m, _) = refused(r#"{"model": "m", "messages": [], "max_tokens": -3}"#);
+        assert_eq!(
+            m,
+            "max_tokens: expected a non-negative integer, got the integer -3"
+        );
+        let (m, _) = refused(r#"{"model": "m", "messages": [], "n": 1.5}"#);
+        assert!(
+            m.starts_with("n: expected a non-negative integer, got the number 1.5"),
+            "{m}"
+        );
+        for body in ["[1]", "[{\"model\": \"m\"}]", "\"hi\"", "3"] {
+            let (m, p) = refused(body);
+            assert!(
+                m.starts_with("the request body must be a JSON object, got"),
+                "{m}"
+            );
+            assert_eq!(p, None);
+        }
+        assert!(!refused(r#"{"messages": 5}"#).0.contains("line"));
+    }
 }

@@ -475,11 +475,32 @@ fn against_model(base: &ModelArgs, path: &str) -> anyhow::Result<Model> {
     Ok(Model::load_dir(path, std::path::Path::new(path), &opts)?)
 }
 
+/// The flags a run needs, checked before any model loads (a model takes seconds to load).
+fn check_flags(args: &TemplateDiffArgs) -> anyhow::Result<()> {
+    if args.block_size == 0 || args.index_block_size == Some(0) {
+        anyhow::bail!("--block-size and --index-block-size must be at least 1");
+    }
+    // Turn mode from flags (`--cases` lines carry their own fields, checked per case).
+    if args.cases.is_none() && args.against.is_none() {
+        if args.reply.is_none() && args.reply_ids.is_none() {
+            anyhow::bail!(
+                "turn mode needs the model's reply: pass --reply TEXT or --reply-ids FILE \
+                 (or --against MODEL to compare two templates)"
+            );
+        }
+        if args.followup.is_none() {
+            anyhow::bail!("turn mode needs the user's next message: pass --followup TEXT");
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: TemplateDiffArgs) -> anyhow::Result<i32> {
+    check_flags(&args)?;
+    let cases = cases(&args)?;
     let registry = args.model.load()?;
     let model = registry.get(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     let opts = args.model.render_options();
-    let cases = cases(&args)?;
     let against = args
         .against
         .as_deref()
