@@ -31,7 +31,9 @@ For every case:
 The text is tokenized with a fixture tokenizer (`fixtures/models/<fixture>`) with the
 family's markers added as tokens, listed in `tokenizer_config.json` too: transformers 5.x
 drops added tokens that only `tokenizer.json` lists, and a marker split into pieces is not
-what the model emits.
+what the model emits. A case file with `"special_tokens": true` adds them as special tokens
+(Mistral's `[THINK]`, `[/THINK]`, `[TOOL_CALLS]`, as in its real vocabularies); the text is
+still decoded with them (`skip_special_tokens=False`, as the parsers' requests set it).
 
 A reasoning case file may give its parser constructor keyword arguments (`"parser_kwargs"`,
 such as `{"chat_template_kwargs": {"thinking": true}}`), as serving passes the request's
@@ -84,9 +86,10 @@ CONFIGS = {
 }
 
 
-def model_dir(fixture, added, config_extra=None):
-    """A fixture model with `added` appended as (non-special) tokens, and `config_extra`
-    merged into its `tokenizer_config.json` (a Hunyuan v3 `token_suffix`)."""
+def model_dir(fixture, added, config_extra=None, special=False):
+    """A fixture model with `added` appended as tokens (special ones with `special`, as
+    Mistral's control tokens are), and `config_extra` merged into its
+    `tokenizer_config.json` (a Hunyuan v3 `token_suffix`)."""
     d = tempfile.mkdtemp(prefix=f"{fixture}-")
     src = os.path.join(ROOT, "fixtures/models", fixture)
     t = json.load(gzip.open(os.path.join(src, "tokenizer.json.gz")))
@@ -97,7 +100,7 @@ def model_dir(fixture, added, config_extra=None):
         if c in have:
             continue
         new.append({"id": nid + len(new), "content": c, "single_word": False, "lstrip": False,
-                    "rstrip": False, "normalized": False, "special": False})
+                    "rstrip": False, "normalized": False, "special": special})
     t["added_tokens"] += new
     json.dump(t, open(os.path.join(d, "tokenizer.json"), "w"))
     for f in os.listdir(src):
@@ -352,7 +355,7 @@ def run_family(out, spec):
     kind, name = spec["kind"], spec["parser"]
     vname = spec.get("vllm_parser", name)
     d = model_dir(spec.get("fixture", "qwen3"), spec.get("added_tokens", []),
-                  spec.get("tokenizer_config"))
+                  spec.get("tokenizer_config"), spec.get("special_tokens", False))
     try:
         tok = get_tokenizer(d)
         for m in spec.get("added_tokens", []):

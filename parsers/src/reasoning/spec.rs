@@ -152,10 +152,11 @@ impl TagSpec {
     /// * Basic rule (`reasoning/basic_parsers.py`, no turn boundaries): the last start or end
     ///   tag in the prompt decides; neither is `false` (`true` with `opens_anywhere`: a
     ///   parser engine run with thinking off does not wait for reasoning).
-    /// * Parser-engine rule (`parser/engine/parser_engine.py`, with turn boundaries): back
-    ///   from the end, an end tag (or the implicit end marker) is `true`, a start tag
-    ///   `false`; a turn boundary stops the scan, and then reasoning has ended unless the
-    ///   parser waits for it (`wait_for_reasoning`, by default `starts_in_reasoning`).
+    /// * Parser-engine rule (`parser/engine/parser_engine.py`, with turn boundaries or a
+    ///   `wait_for_reasoning` set): back from the end, an end tag (or the implicit end
+    ///   marker) is `true`, a start tag `false`; a turn boundary stops the scan, and then
+    ///   reasoning has ended unless the parser waits for it (`wait_for_reasoning`, by default
+    ///   `starts_in_reasoning`).
     ///
     /// The request's thinking switch is already in the spec: each family's entry builds it
     /// from the request's settings, as vLLM's constructor reads them.
@@ -165,7 +166,7 @@ impl TagSpec {
         }
         let start = id(&self.start);
         let end = id(&self.end);
-        if self.turn_boundaries.is_empty() {
+        if self.turn_boundaries.is_empty() && self.wait_for_reasoning.is_none() {
             for &t in prompt.iter().rev() {
                 if Some(t) == start {
                     return false;

@@ -560,9 +560,24 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     },
     ReasoningEntry {
         name: "mistral",
-        help: "Magistral: [THINK]…[/THINK]",
+        help: "Magistral: [THINK]…[/THINK] anywhere in the output; [TOOL_CALLS] also ends it",
         model_patterns: &["magistral"],
-        make: |_| Some(tags("[THINK]", "[/THINK]", false)),
+        // vLLM 0.33's MistralParser engine (`vllm/parser/mistral.py`, `[THINK]` in the
+        // vocabulary): output starts in content, a `[THINK]` anywhere opens reasoning (one
+        // inside it is dropped), a `[/THINK]` outside reasoning is dropped, `[TOOL_CALLS]`
+        // ends reasoning and stays content, the reasoning's trailing whitespace is dropped;
+        // a prompt with neither tag reads as still before reasoning (`wait_for_reasoning`).
+        make: |_| {
+            Some(TagReasoningParser::new(TagSpec {
+                start: "[THINK]".into(),
+                end: "[/THINK]".into(),
+                implicit_end: Some("[TOOL_CALLS]".into()),
+                opens_anywhere: true,
+                wait_for_reasoning: Some(true),
+                trim_reasoning_end: true,
+                ..TagSpec::default()
+            }))
+        },
         keeps_special_tokens: true,
     },
     ReasoningEntry {

@@ -27,6 +27,7 @@
 
 mod modes;
 mod object;
+mod raw;
 mod spec;
 
 use super::engine_content::EngineContent;
@@ -264,6 +265,10 @@ pub struct MarkedParser {
     /// Which of the family's `openers` opened the current block.
     #[serde(default)]
     opener: usize,
+    /// The current call's text as written, where the family turns a broken call into
+    /// content (`raw.rs`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    raw: String,
 }
 
 enum Mark {
@@ -299,6 +304,7 @@ impl MarkedParser {
             in_array: false,
             engine_content: EngineContent::default(),
             opener: 0,
+            raw: String::new(),
         }
     }
 
@@ -401,6 +407,7 @@ impl Scan for MarkedParser {
         let mut i = 0;
         while i < text.len() {
             let at = At { text, i, at_end };
+            let before = self.mode;
             let flow = match self.mode {
                 Mode::Content { at_start } => self.step_content(at, at_start, out),
                 Mode::Section => self.step_section(at, out),
@@ -413,8 +420,14 @@ impl Scan for MarkedParser {
                 Mode::Between => self.step_between(at),
             };
             match flow {
-                Flow::Next(next) => i = next,
-                Flow::Stop(done) => return done,
+                Flow::Next(next) => {
+                    self.note_raw(before, &text[i..next]);
+                    i = next;
+                }
+                Flow::Stop(done) => {
+                    self.note_raw(before, &text[i..done]);
+                    return done;
+                }
             }
         }
         i
@@ -474,6 +487,7 @@ impl ToolParser for MarkedParser {
             self.finish_plamo3();
         }
         self.drive(true, out);
+        self.finish_raw(out);
         // A call cut off here is sent only if what it has is whole, valid JSON.
         self.end_call(out);
         if self.family == MarkedFamily::KimiK2 && self.mode == Mode::Section {

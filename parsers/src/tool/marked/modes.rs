@@ -452,6 +452,14 @@ impl MarkedParser {
                 Mark::Yes => {
                     // jamba's end marker also closes an array left open.
                     self.in_array = false;
+                    if self.committed && self.family.keeps_raw() && self.args_whole() {
+                        // hermes: a call whose arguments are whole but whose object is not
+                        // closed by its end marker, which vLLM's one-shot cannot read: the
+                        // call's text is content (broken arguments still drop the call).
+                        self.raw_to_content(end, out);
+                        self.mode = self.after_call_mode();
+                        return Flow::Next(i + end.len());
+                    }
                     if self.committed {
                         self.end_call(out);
                         self.mode = self.after_call_mode();

@@ -202,6 +202,16 @@ impl MarkedParser {
             self.malformed(out);
             return false;
         }
+        let unreadable =
+            self.args.is_empty() || serde_json::from_str::<serde_json::Value>(&self.args).is_err();
+        if self.family == MarkedFamily::Llama3Json && unreadable {
+            // No `arguments`/`parameters` (vLLM's llama3_json one-shot: `KeyError`), or
+            // arguments that are not JSON: no call, and the text from here on is content,
+            // as vLLM's one-shot keeps the whole output.
+            self.raw_to_content("}", out);
+            self.mode = Mode::Content { at_start: false };
+            return true;
+        }
         self.end_call(out);
         self.mode = Mode::AfterCall;
         true
@@ -212,6 +222,13 @@ impl MarkedParser {
     fn broken_object(&mut self, out: &mut Parsed) {
         if !self.committed {
             self.malformed(out);
+            return;
+        }
+        if self.family == MarkedFamily::Llama3Json {
+            // Not JSON: vLLM's llama3_json one-shot keeps the whole output as content, so
+            // this call's text and all that follows are content.
+            self.raw_to_content("", out);
+            self.mode = Mode::Content { at_start: false };
             return;
         }
         self.end_call(out);

@@ -337,6 +337,15 @@ impl XmlParser {
     /// The function's name, up to what ends it; then the call starts (or, for glm45, a call
     /// to an undeclared tool is skipped).
     fn step_name(&mut self, spec: &Spec, rest: &str, at_end: bool, out: &mut Parsed) -> Step {
+        if self.family == XmlFamily::Glm45 && self.token.is_empty() {
+            // vLLM's glm45 engine strips the name it reads after `<tool_call>`: whitespace
+            // before it is skipped (kept in `pending`, content again if no call follows).
+            let ws = rest.len() - rest.trim_start().len();
+            if ws > 0 {
+                self.pending.push_str(&rest[..ws]);
+                return Step::Go(ws);
+            }
+        }
         let found = first_of(rest, spec.name_ends);
         let avail = found.map_or(rest.len() - held(rest, spec.name_ends), |f| f.0);
         if let Some(cut) = super::name_cut(self.token.len(), &rest[..avail], MAX_NAME, |c| c == '<')
@@ -582,6 +591,11 @@ impl ToolParser for XmlParser {
 
     fn finish(&mut self, out: &mut Parsed) {
         self.drive(true, out);
+        if self.family == XmlFamily::Glm45 && self.mode == Mode::Name && self.token.is_empty() {
+            // A `<tool_call>` at the very end, nothing but whitespace after it: vLLM's glm45
+            // engine ends a call with no name there and drops it, opener and all.
+            self.pending.clear();
+        }
         // A call cut off inside its parameters is closed; an unfinished header is content.
         match self.mode {
             Mode::Value => self.end_value(out),
