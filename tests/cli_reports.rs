@@ -14,21 +14,38 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs `llm-render` with `args` from the repository root; its stdout, asserting exit 0.
-fn report(args: &[&str]) -> String {
+/// Runs `llm-render` with `args` from the repository root: exit code, stdout and stderr.
+fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
         .args(args)
         .current_dir(root())
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
+
+/// [`run`]'s stdout, asserting exit 0.
+fn report(args: &[&str]) -> String {
+    let (code, out, err) = run(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    out
+}
+
+/// docs/audit.md's audit flags: the 7B's shapes over the fixture's tokenizer and processor.
+const AUDIT_7B: [&str; 7] = [
+    "audit",
+    "--model",
+    "fixtures/models/qwen2_5_vl",
+    "--config",
+    "fixtures/audit/qwen2_5_vl_7b_config.json",
+    "--mm-processor-kwargs",
+    r#"{"max_pixels": 414736}"#,
+];
 
 #[test]
 fn template_diff_qwen3_non_thinking() {
@@ -111,51 +128,27 @@ fn audit_two_images() {
 /// over the default 4 MiB limits).
 #[test]
 fn audit_traffic_sample() {
-    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
-        .args([
-            "audit",
-            "--model",
-            "fixtures/models/qwen2_5_vl",
-            "--config",
-            "fixtures/audit/qwen2_5_vl_7b_config.json",
-            "--mm-processor-kwargs",
-            r#"{"max_pixels": 414736}"#,
+    let args = [
+        &AUDIT_7B[..],
+        &[
             "--rate",
             "50",
             "--link",
             "100",
             "fixtures/audit/sample.jsonl",
-        ])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
-}
-
-/// Runs `llm-render` with `args` from the repository root: exit code, stdout and stderr.
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+        ],
+    ]
+    .concat();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{err}");
+    insta::assert_snapshot!(out);
 }
 
 /// The README's CLI examples, on the input files under `examples/` that they name, as a new
 /// user runs them: each prints what its snapshot holds.
 #[test]
 fn readme_cli_examples() {
-    insta::assert_snapshot!(
-        "render_chat",
-        report(&["render", "examples/cli/chat.json"])
-    );
+    insta::assert_snapshot!("render_chat", report(&["render", "examples/cli/chat.json"]));
     insta::assert_snapshot!(
         "render_completion",
         report(&["render", "--completion", "examples/cli/completion.json"])
@@ -200,16 +193,7 @@ fn readme_cli_examples() {
 /// encoder) and docs/multi-turn.md's turn 1, on their files.
 #[test]
 fn docs_examples() {
-    let (code, out, err) = run(&[
-        "audit",
-        "--model",
-        "fixtures/models/qwen2_5_vl",
-        "--config",
-        "fixtures/audit/qwen2_5_vl_7b_config.json",
-        "--mm-processor-kwargs",
-        r#"{"max_pixels": 414736}"#,
-        "examples/audit/photo.json",
-    ]);
+    let (code, out, err) = run(&[&AUDIT_7B[..], &["examples/audit/photo.json"]].concat());
     assert_eq!(code, 1, "{err}");
     insta::assert_snapshot!("audit_photo", out);
     insta::assert_snapshot!(
@@ -230,5 +214,8 @@ fn template_diff_names_a_missing_flag_before_loading() {
     ]);
     assert_ne!(code, 0);
     assert!(err.contains("--reply"), "{err}");
-    assert!(!err.contains("nonexistent"), "loaded the model first: {err}");
+    assert!(
+        !err.contains("nonexistent"),
+        "loaded the model first: {err}"
+    );
 }
