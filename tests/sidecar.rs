@@ -223,6 +223,99 @@ fn reasoning_is_split_from_content() {
     assert_eq!(streamed_text(&chunks, 0, "content"), "The answer is 4.");
 }
 
+/// vLLM 0.33's chat serving reports `usage.completion_tokens_details.reasoning_tokens` whenever
+/// a reasoning parser is in force (its parser's `count_reasoning_tokens`): the whole answer's
+/// summed over its choices, the stream's last usage summed, and each chunk's, under
+/// `continuous_usage_stats`, its choice's count so far. Without a reasoning parser: absent.
+#[test]
+fn reasoning_tokens_are_counted_in_usage() {
+    let thought = "Let me think.";
+    let a = ids(&format!("<think>{thought}</think>The answer is 4."));
+    // qwen3's output starts in reasoning: a choice that never closes it is all reasoning.
+    let b = ids("No tags, still thinking");
+    let (ra, rb) = (ids(thought).len() as u64, b.len() as u64);
+    assert!(ra > 0 && rb > 0);
+    let mut evs = Vec::new();
+    for i in 0..a.len().max(b.len()) {
+        if let Some(t) = a.get(i) {
+            let f = (i + 1 == a.len()).then_some("stop");
+            evs.push(json!([choice(0, &[*t], f)]));
+        }
+        if let Some(t) = b.get(i) {
+            let f = (i + 1 == b.len()).then_some("length");
+            evs.push(json!([choice(1, &[*t], f)]));
+        }
+    }
+    let script = || Script {
+        events: evs.clone(),
+        ..Script::default()
+    };
+    let details = |u: &Value| u["completion_tokens_details"]["reasoning_tokens"].as_u64();
+    let (_engine, base) = setup_with(script(), "vllm", "qwen3");
+
+    // n = 2, streamed, with continuous usage: each chunk carries its choice's count so far.
+    let req = chat(json!({"n": 2, "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true}}));
+    let (status, _, body) = post(&base, "/v1/chat/completions", &req);
+    assert_eq!(status, 200, "{body}");
+    let chunks = sse(&body);
+    let last = &chunks[chunks.len() - 2];
+    assert_eq!(last["choices"], json!([]));
+    assert_eq!(details(&last["usage"]), Some(ra + rb), "{last}");
+    for index in [0, 1] {
+        let counts: Vec<u64> = chunks[..chunks.len() - 2]
+            .iter()
+            .filter(|c| c["choices"][0]["index"] == index)
+            .map(|c| details(&c["usage"]).unwrap())
+            .collect();
+        assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+        let want = if index == 0 { ra } else { rb };
+        assert_eq!(counts.last(), Some(&want), "choice {index}: {counts:?}");
+    }
+
+    // One choice, streamed with the last usage only: the same count as the whole answer's.
+    let (_one, one) = setup_with(
+        Script {
+            events: events(&a, 2, "stop"),
+            ..Script::default()
+        },
+        "vllm",
+        "qwen3",
+    );
+    let req = chat(json!({"stream": true, "stream_options": {"include_usage": true}}));
+    let (_, _, body) = post(&one, "/v1/chat/completions", &req);
+    let chunks = sse(&body);
+    let last = &chunks[chunks.len() - 2];
+    assert_eq!(details(&last["usage"]), Some(ra), "{last}");
+    assert!(chunks[..chunks.len() - 2]
+        .iter()
+        .all(|c| c.get("usage").is_none_or(Value::is_null)));
+    let (_, _, body) = post(&one, "/v1/chat/completions", &chat(json!({})));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(details(&v["usage"]), Some(ra), "{v}");
+
+    // n = 2 whole: summed over the choices.
+    let (status, _, body) = post(&base, "/v1/chat/completions", &chat(json!({"n": 2})));
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["choices"][0]["message"]["reasoning_content"], thought);
+    assert_eq!(details(&v["usage"]), Some(ra + rb), "{v}");
+
+    // No reasoning parser: no details, streamed or whole.
+    let (_engine, base) = setup_with(script(), "vllm", "none");
+    let req = chat(json!({"n": 2, "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true}}));
+    let (_, _, body) = post(&base, "/v1/chat/completions", &req);
+    let chunks = sse(&body);
+    assert!(chunks
+        .iter()
+        .all(|c| c["usage"].get("completion_tokens_details").is_none()));
+    let (_, _, body) = post(&base, "/v1/chat/completions", &chat(json!({"n": 2})));
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert!(v["usage"].get("completion_tokens_details").is_none(), "{v}");
+    assert!(v["usage"]["completion_tokens"].as_u64().is_some());
+}
+
 #[test]
 fn completions_stream_and_whole_with_logprobs_and_token_ids() {
     let out = ids(" a b c d");

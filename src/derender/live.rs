@@ -7,6 +7,7 @@
 //! also reads each event, to tell when every choice has ended so the engine can be aborted
 //! early.
 
+use super::reasoning_count::{self, ReasoningTally};
 use super::request::{DerenderConfig, DerenderRequest, GenerateResponse, Kind, PromptTokenIds};
 use super::reshape::Api;
 use super::state::StreamState;
@@ -19,6 +20,8 @@ pub struct LiveStream {
     req: DerenderRequest,
     kind: Kind,
     state: StreamState,
+    /// vLLM's reasoning-token count of each choice, where a chat answer carries one.
+    reasoning: Option<ReasoningTally>,
 }
 
 impl LiveStream {
@@ -35,7 +38,14 @@ impl LiveStream {
         let req = request(kind, original, prompt_ids, true);
         let first = GenerateResponse::named(id);
         let state = super::stream::new_state(model, &req, cfg, kind, &first);
-        LiveStream { req, kind, state }
+        let reasoning = reasoning_count::counting(cfg, model, kind, req.original(kind))
+            .map(ReasoningTally::new);
+        LiveStream {
+            req,
+            kind,
+            state,
+            reasoning,
+        }
     }
 
     /// The chunk one engine event becomes (`chat.completion.chunk` or `text_completion`).
@@ -45,13 +55,33 @@ impl LiveStream {
         &mut self,
         model: &Model,
         cfg: &DerenderConfig,
+        event: GenerateResponse,
+    ) -> Result<Value, RequestError> {
+        self.step(model, cfg, event, true)
+    }
+
+    /// [`LiveStream::push`]; with `count`, each choice's reasoning tokens are counted over the
+    /// IDs the derender took of it (up to a stop string, as its completion tokens).
+    fn step(
+        &mut self,
+        model: &Model,
+        cfg: &DerenderConfig,
         mut event: GenerateResponse,
+        count: bool,
     ) -> Result<Value, RequestError> {
         let state = &self.state;
         event
             .choices
             .retain(|c| !state.choices.iter().any(|s| s.index == c.index && s.done));
-        super::stream::step(
+        let before: Vec<(u32, usize)> = match (&self.reasoning, count) {
+            (Some(_), true) => event
+                .choices
+                .iter()
+                .map(|c| (c.index, self.choice_tokens(c.index).unwrap_or(0)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let chunk = super::stream::step(
             model,
             &self.req,
             cfg,
@@ -59,7 +89,41 @@ impl LiveStream {
             &mut self.state,
             &event,
             false,
-        )
+        )?;
+        if let Some(tally) = self.reasoning.as_mut() {
+            for (c, (index, was)) in event.choices.iter().zip(before) {
+                let Some(choice) = self.state.choices.iter_mut().find(|s| s.index == index) else {
+                    continue;
+                };
+                let taken = choice.tokens.saturating_sub(was).min(c.ids().len());
+                tally.feed(model, choice, &c.ids()[..taken]);
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// vLLM's reasoning-token count of choice `index` so far, where a chat answer carries one
+    /// (a reasoning parser in force): what `continuous_usage_stats` reports on its chunks.
+    pub fn reasoning_tokens_of(&self, index: u32) -> Option<usize> {
+        self.reasoning.as_ref().map(|t| t.choice(index))
+    }
+
+    /// The count over every choice so far, as the stream's last usage reports it.
+    pub fn reasoning_tokens(&self) -> Option<usize> {
+        self.reasoning.as_ref().map(ReasoningTally::total)
+    }
+
+    /// A whole answer's count over its choices' IDs (each cut where its output ended), as
+    /// vLLM's one-shot chat answer reports it; `None` where it reports none.
+    pub fn whole_reasoning_tokens(
+        &self,
+        model: &Model,
+        cfg: &DerenderConfig,
+        choices: &[(u32, Vec<u32>)],
+    ) -> Option<usize> {
+        self.reasoning.as_ref()?;
+        let req = self.req.original(self.kind);
+        reasoning_count::whole(cfg, model, req, self.prompt_ids(), choices)
     }
 
     /// The Messages or Responses events one engine event becomes (`reshape.rs`), for a chat
@@ -84,7 +148,7 @@ impl LiveStream {
             .filter(|c| !self.choice_done(c.index))
             .map(|c| c.ids().to_vec())
             .unwrap_or_default();
-        let chunk = self.push(model, cfg, event)?;
+        let chunk = self.step(model, cfg, event, false)?;
         // What the reshaper reads of the event: its IDs (reasoning tokens) and
         // `kv_transfer_params`.
         let mut seen = GenerateResponse::named(self.state.id.clone());
@@ -102,6 +166,7 @@ impl LiveStream {
             &mut self.state,
             &seen,
             &chunk,
+            || super::reshape::ids_counter(cfg, model, self.req.original(self.kind)),
         ))
     }
 

@@ -9,6 +9,7 @@
 //! * `request.rs`, `route.rs`, `respond.rs` / `stream.rs`: the derender routes' request, their
 //!   entry, and their whole-output and streamed responses.
 //! * `live.rs`: the sidecar's derender of an engine stream, its state in memory.
+//! * `reasoning_count.rs`: reasoning tokens as vLLM counts them (usage details).
 //! * `reshape.rs` with `messages.rs` / `responses/` **(ext)**: the Messages and Responses
 //!   derender routes, the chat derender's output in those APIs' shapes.
 
@@ -16,6 +17,7 @@ mod detok;
 mod live;
 mod logprobs;
 mod messages;
+mod reasoning_count;
 mod request;
 mod reshape;
 mod respond;
@@ -29,6 +31,7 @@ mod vllm_state;
 
 pub use detok::{DetokState, IncrementalDetokenizer};
 pub use live::LiveStream;
+pub use reasoning_count::ReasoningTally;
 pub use request::{DerenderConfig, DerenderRequest, GenerateResponse, GeneratedChoice, Kind};
 pub use reshape::{derender_as, Api};
 pub use route::{check_named_parser_rule, derender};

@@ -353,14 +353,24 @@ fn reasoning_for(
     model: &Model,
     req: &Map<String, Value>,
 ) -> Option<TagReasoningParser> {
-    let settings = settings(cfg, req)
-        .with_chat_template(model.chat_template_source.clone())
-        .with_token_suffixes(model.token_suffix.clone(), model.vocab_token_suffix.clone());
+    let settings = reasoning_settings(cfg, model, req);
     match cfg.reasoning_parser.as_str() {
         "none" => None,
         "auto" => reasoning_parser_with(&model.name, &settings),
         name => reasoning_parser_with(name, &settings),
     }
+}
+
+/// The settings a chat request's reasoning parser is built from: the request's (over the
+/// server's defaults), the model's chat template and its Hunyuan token suffixes.
+pub(super) fn reasoning_settings(
+    cfg: &DerenderConfig,
+    model: &Model,
+    req: &Map<String, Value>,
+) -> ParserSettings {
+    settings(cfg, req)
+        .with_chat_template(model.chat_template_source.clone())
+        .with_token_suffixes(model.token_suffix.clone(), model.vocab_token_suffix.clone())
 }
 
 /// A chat request whose settings the reasoning parser's constructor refuses (vLLM answers
@@ -393,15 +403,6 @@ fn settings(cfg: &DerenderConfig, req: &Map<String, Value>) -> ParserSettings {
         req.get("reasoning_effort").and_then(Value::as_str),
     )
     .with_defaults(&cfg.default_chat_template_kwargs)
-}
-
-/// The reasoning tags a chat request's output is split by, if any.
-pub fn reasoning_spec(
-    cfg: &DerenderConfig,
-    model: &Model,
-    req: &Map<String, Value>,
-) -> Option<llm_render_parsers::TagSpec> {
-    reasoning_for(cfg, model, req).map(|p| p.spec().clone())
 }
 
 /// The tool parser name for a request, if tool calls are parsed.

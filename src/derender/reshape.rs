@@ -13,15 +13,16 @@
 //! its signed form.
 
 use super::messages::{self, MessagesStream};
+use super::reasoning_count::{counting, token_texts, Counting, ModelVocab};
 use super::request::{
-    new_choice, options, reasoning_spec, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
+    new_choice, options, DerenderConfig, DerenderRequest, GenerateResponse, Kind,
 };
 use super::responses::{self, Counts, Echo, Head, ResponsesStream};
 use super::state::{ApiStream, StreamState};
 use super::stream::{advance, wire};
 use crate::error::RequestError;
 use crate::model::Model;
-use llm_render_parsers::{is_response_template, TagSpec};
+use llm_render_parsers::{is_response_template, ReasoningCounter};
 use serde_json::{json, Map, Value};
 
 /// The shape a chat derender is reshaped into.
@@ -39,36 +40,6 @@ impl Api<'_> {
             Api::Responses(_) => "responses",
         }
     }
-}
-
-/// Reasoning tokens among `ids`: those between the reasoning tags (an implicit end, Qwen3's
-/// `<tool_call>`, also ends reasoning), when each tag is one token of the model (vLLM's
-/// `count_reasoning_tokens`); `inside` carries across chunks.
-fn count_reasoning(model: &Model, spec: Option<&TagSpec>, ids: &[u32], inside: &mut bool) -> usize {
-    let Some(spec) = spec else { return 0 };
-    let id = |t: &str| model.tokenizer.token_to_id(t);
-    let start = id(&spec.start);
-    let end = id(&spec.end);
-    let implicit = spec.implicit_end.as_deref().and_then(id);
-    let mut n = 0;
-    for &t in ids {
-        if Some(t) == start {
-            *inside = true;
-        } else if Some(t) == end || (implicit.is_some() && Some(t) == implicit) {
-            *inside = false;
-        } else if *inside {
-            n += 1;
-        }
-    }
-    n
-}
-
-/// Each token's text as vLLM's `hf` counter decodes it: alone, special tokens kept (`_decode`
-/// of one ID).
-fn token_texts(model: &Model, ids: &[u32]) -> Vec<String> {
-    ids.iter()
-        .map(|&id| model.decode(&[id], false).unwrap_or_default())
-        .collect()
 }
 
 /// A one-shot output's reasoning tokens under `--reasoning-parser hf` (or `beam`): vLLM 0.33's
@@ -92,6 +63,19 @@ fn template_reasoning(
     Ok(choice
         .count_template_reasoning(&token_texts(model, ids))
         .unwrap_or(0))
+}
+
+/// A fresh count by token IDs of the reasoning parser in force for a chat request (vLLM's
+/// `count_reasoning_tokens`), where one counts by IDs.
+pub(super) fn ids_counter(
+    cfg: &DerenderConfig,
+    model: &Model,
+    req: &Map<String, Value>,
+) -> Option<ReasoningCounter> {
+    match counting(cfg, model, Kind::Chat, req)? {
+        Counting::Ids(c) => Some(c),
+        Counting::Template => None,
+    }
 }
 
 /// A Responses id: the request's `request_id`, else the engine's when it is one, else
@@ -138,18 +122,17 @@ pub fn derender_as(
             Api::Responses(original) => {
                 let prompt = chat["usage"]["prompt_tokens"].as_u64().unwrap_or(0);
                 let output = chat["usage"]["completion_tokens"].as_u64().unwrap_or(0);
-                let spec = reasoning_spec(cfg, model, req.original(Kind::Chat));
                 let ids = one
                     .and_then(|r| r.choices.first())
                     .map_or(&[][..], |c| c.ids());
-                let mut inside = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
                 let hidden = chat["choices"][0]["message"]["reasoning"].is_null();
                 let reasoning = if is_response_template(&cfg.reasoning_parser) {
                     template_reasoning(model, req, cfg, ids)?
                 } else if hidden {
                     0
                 } else {
-                    count_reasoning(model, spec.as_ref(), ids, &mut inside)
+                    ids_counter(cfg, model, req.original(Kind::Chat))
+                        .map_or(0, |mut c| c.feed(ids, &ModelVocab(model)))
                 };
                 let room = model.max_model_len.map(|m| m.saturating_sub(prompt));
                 let echo = Echo::new(original, room, &model.generation);
@@ -174,7 +157,9 @@ pub fn derender_as(
     one_choice("generate_chunk", output.choices.len(), api)?;
     req.check_prompts(1, model.max_model_len)?;
     let (mut state, chunk) = advance(model, req, cfg, Kind::Chat, output, Some(api.name()))?;
-    let events = events(model, api, &mut state, output, &chunk);
+    let events = events(model, api, &mut state, output, &chunk, || {
+        ids_counter(cfg, model, req.original(Kind::Chat))
+    });
     Ok(json!({"events": events, "stream_state": wire(model, cfg, &state)?}))
 }
 
@@ -187,11 +172,10 @@ pub(super) fn events(
     state: &mut StreamState,
     output: &GenerateResponse,
     chunk: &Value,
+    counter: impl FnOnce() -> Option<ReasoningCounter>,
 ) -> Vec<Value> {
     let prompt = state.prompt_tokens;
-    let st = state.choices.first();
-    let completion = st.map_or(0, |c| c.tokens);
-    let spec = st.and_then(|c| c.reasoning_spec()).cloned();
+    let completion = state.choices.first().map_or(0, |c| c.tokens);
     match api {
         Api::Messages => {
             let slot = state
@@ -210,12 +194,13 @@ pub(super) fn events(
                     state.created,
                     Echo::new(original, room, &model.generation),
                 );
-                s.in_reasoning = spec.as_ref().is_some_and(|s| s.starts_in_reasoning);
+                s.counter = counter();
                 ApiStream::Responses(Box::new(s))
             });
             match slot {
                 ApiStream::Responses(r) => {
                     let ids = output.choices.first().map_or(&[][..], |c| c.ids());
+                    let hidden = state.opts.hide_reasoning;
                     // Under `hf`, vLLM 0.33's count by the template, carried in the parser.
                     let template = match state.choices.first_mut() {
                         Some(c) if !state.opts.hide_reasoning => {
@@ -225,11 +210,8 @@ pub(super) fn events(
                     };
                     if let Some(n) = template {
                         r.reasoning_tokens = n;
-                    } else if !state.opts.hide_reasoning {
-                        let mut inside = r.in_reasoning;
-                        r.reasoning_tokens +=
-                            count_reasoning(model, spec.as_ref(), ids, &mut inside);
-                        r.in_reasoning = inside;
+                    } else if let Some(c) = r.counter.as_mut().filter(|_| !hidden) {
+                        r.reasoning_tokens = c.feed(ids, &ModelVocab(model));
                     }
                     let kv = output.kv_transfer_params.clone().unwrap_or(Value::Null);
                     let counts = Counts {

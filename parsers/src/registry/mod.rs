@@ -16,12 +16,14 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 mod reasoning;
+mod reasoning_count;
 mod reasoning_shapes;
 use reasoning_shapes::tags;
 mod settings;
 mod tools;
 
 pub use reasoning::REASONING_PARSERS;
+pub use reasoning_count::{reasoning_counter, CountRule, ReasoningCounter, Vocab};
 pub(crate) use settings::truthy;
 pub use settings::ParserSettings;
 pub use tools::TOOL_PARSERS;

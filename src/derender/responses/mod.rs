@@ -362,9 +362,11 @@ pub struct ResponsesStream {
     /// The open message's logprobs so far (Responses form), when the request includes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     logprobs: Vec<Value>,
-    /// Reasoning tokens so far, and whether the output is inside reasoning now.
+    /// Reasoning tokens so far, and the running count that gives them (vLLM's count of the
+    /// reasoning parser in force, by token IDs; none under `hf`, whose count is its parser's).
     pub reasoning_tokens: usize,
-    pub in_reasoning: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<llm_render_parsers::ReasoningCounter>,
 }
 
 impl ResponsesStream {

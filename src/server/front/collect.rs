@@ -73,6 +73,13 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
             (c.index, c.ids()[..keep.min(c.ids().len())].to_vec())
         })
         .collect();
+    // vLLM's chat serving reports reasoning tokens whenever a reasoning parser is in force.
+    let reasoning = match f.shape.api() {
+        None => f
+            .live
+            .whole_reasoning_tokens(&f.model, &f.st.config.derender, &ids),
+        Some(_) => None,
+    };
     let Flow {
         st,
         model,
@@ -93,6 +100,9 @@ pub(super) async fn respond(mut f: Flow, first: GenerateResponse) -> Response {
     };
     if let Some(n) = cached_tokens {
         super::cached::add_to_answer(&shape, &mut out, n);
+    }
+    if let (Some(n), Some(usage)) = (reasoning, out.get_mut("usage")) {
+        usage["completion_tokens_details"] = serde_json::json!({"reasoning_tokens": n});
     }
     if let Some(echo) = &echo {
         if let Err(e) = echo.apply(&model, &mut out, &prompt_ids, prompt_logprobs.as_ref()) {

@@ -190,6 +190,14 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
                     }
                     if continuous {
                         chunk["usage"] = usage(&f.live);
+                        let reasoning = match chunk["choices"].as_array().map(Vec::as_slice) {
+                            // vLLM's chunk carries its one choice's count so far.
+                            Some([one]) => one["index"]
+                                .as_u64()
+                                .and_then(|i| f.live.reasoning_tokens_of(i as u32)),
+                            _ => f.live.reasoning_tokens(),
+                        };
+                        add_reasoning(&mut chunk["usage"], reasoning);
                     }
                     if let Some(c) = f.continuation.take() {
                         chunk["continuation"] = serde_json::json!(c);
@@ -265,6 +273,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
         if let Some(n) = cached_tokens {
             super::cached::add_openai(&mut usage, n);
         }
+        add_reasoning(&mut usage, f.live.reasoning_tokens());
         let last = json!({
             "id": f.live.id(), "object": object, "created": f.live.created(),
             "model": f.model.name, "choices": [], "usage": usage,
@@ -290,6 +299,13 @@ fn usage(live: &crate::derender::LiveStream) -> Value {
     let completion = live.completion_tokens();
     json!({"prompt_tokens": prompt, "completion_tokens": completion,
            "total_tokens": prompt + completion})
+}
+
+/// vLLM's chat usage under a reasoning parser: `completion_tokens_details.reasoning_tokens`.
+fn add_reasoning(usage: &mut Value, reasoning: Option<usize>) {
+    if let Some(n) = reasoning {
+        usage["completion_tokens_details"] = json!({"reasoning_tokens": n});
+    }
 }
 
 /// A Messages or Responses event: `event: <type>` and its data, as both APIs stream them.
