@@ -788,3 +788,50 @@ fn the_engine_gets_the_budget_the_client_asked_for() {
         }
     }
 }
+
+/// gpt-oss: the front door counts reasoning as vLLM 0.33's `HarmonyParser` does (the
+/// `analysis` message's tokens; the golden `analysis_then_final` of
+/// `fixtures/goldens/derender/harmony_counts.jsonl`: 12), whole and streamed.
+#[test]
+fn a_harmony_answer_counts_its_analysis_tokens() {
+    let models = common::load_models(&["gpt_oss"], &Default::default());
+    let model = models.get(Some("gpt_oss")).unwrap();
+    let out = model
+        .encode(
+            "<|channel|>analysis<|message|>The user wants the capital of France. That is \
+             Paris.<|end|><|start|>assistant<|channel|>final<|message|>Paris.<|return|>",
+            false,
+        )
+        .unwrap();
+    assert_eq!(out.len(), 24);
+    let (_engine, base) = setup_models(
+        models,
+        Script {
+            events: events(&out, 3, "stop"),
+            ..Script::default()
+        },
+        "vllm",
+        "auto",
+        |_| {},
+    );
+    let req = json!({"model": "gpt_oss", "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "Capital of France?"}]});
+    let (status, _, body) = post(&base, "/v1/chat/completions", &req);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["choices"][0]["message"]["content"], "Paris.", "{v}");
+    assert_eq!(
+        v["usage"]["completion_tokens_details"]["reasoning_tokens"], 12,
+        "{v}"
+    );
+    let mut req = req;
+    req["stream"] = true.into();
+    req["stream_options"] = json!({"include_usage": true});
+    let (_, _, body) = post(&base, "/v1/chat/completions", &req);
+    let chunks = sse(&body);
+    let usage = &chunks[chunks.len() - 2]["usage"];
+    assert_eq!(
+        usage["completion_tokens_details"]["reasoning_tokens"], 12,
+        "{usage}"
+    );
+}

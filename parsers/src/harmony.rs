@@ -363,6 +363,27 @@ fn parse_header(header: &str, preset_role: bool) -> Option<Header> {
     })
 }
 
+/// Whether a message with this header is reasoning to vLLM 0.33's Harmony count
+/// (`HarmonyParser._is_reasoning_token`): on the `analysis` channel, or on `commentary` with a
+/// recipient (vLLM's `_normalize_recipient` keeps an empty one, which counts). `preset_role`:
+/// the output's first header, whose role the parser already knows. `None` where
+/// openai-harmony fails to parse the header.
+pub fn header_is_reasoning(header: &str, preset_role: bool) -> Option<bool> {
+    let h = parse_header(header, preset_role)?;
+    let recipient = h
+        .recipient
+        .as_deref()
+        .and_then(|r| match r.find(CONSTRAIN) {
+            Some(at) => Some(r[..at].trim_end()).filter(|r| !r.is_empty()),
+            None => Some(r),
+        });
+    Some(match h.channel.as_deref() {
+        Some("analysis") => true,
+        Some("commentary") => recipient.is_some(),
+        _ => false,
+    })
+}
+
 /// vLLM's `_normalize_recipient`: a recipient cut at `<|constrain|>`; empty is none.
 fn normalize_recipient(r: &str) -> Option<&str> {
     let r = match r.find(CONSTRAIN) {

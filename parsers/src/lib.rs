@@ -21,11 +21,11 @@ pub use grammar::{Arguments, CallGroup, CallTags, HarmonyTags, ToolGrammar};
 pub use harmony::HarmonyParser;
 pub use reasoning::{ReasoningParser, TagReasoningParser, TagSpec, TagVariant};
 pub use registry::{
-    is_response_template, keeps_special_tokens, reasoning_counter, reasoning_parser,
-    reasoning_parser_for_model, reasoning_parser_with, refused_settings, response_template_parser,
-    tool_parser, tool_parser_for_model, tool_parser_with, AnyToolParser, CountRule, ParserSettings,
-    ReasoningCounter, ReasoningEntry, ToolEntry, Vocab, BEAM, HARMONY_REASONING, HARMONY_TOOLS,
-    REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
+    harmony_counter, is_response_template, keeps_special_tokens, reasoning_counter,
+    reasoning_parser, reasoning_parser_for_model, reasoning_parser_with, refused_settings,
+    response_template_parser, tool_parser, tool_parser_for_model, tool_parser_with, AnyToolParser,
+    CountRule, ParserSettings, ReasoningCounter, ReasoningEntry, ToolEntry, Vocab, BEAM,
+    HARMONY_REASONING, HARMONY_TOOLS, REASONING_PARSERS, RESPONSE_TEMPLATE, TOOL_PARSERS,
 };
 pub use response_template::{
     check_response_template, check_response_template_for, response_template_refusal, BeamRefusal,

@@ -232,3 +232,66 @@ fn counts_equal_vllm() {
     );
     assert!(checked - DIFFERING.len() > 590, "{checked} cases");
 }
+
+/// A Harmony golden's vocabulary: the structural tokens' IDs and each output ID's text.
+struct HarmonyVocab {
+    markers: HashMap<String, u32>,
+    texts: HashMap<u32, String>,
+}
+
+impl Vocab for HarmonyVocab {
+    fn id(&self, token: &str) -> Option<u32> {
+        self.markers.get(token).copied()
+    }
+    fn encode(&self, text: &str) -> Vec<u32> {
+        panic!("the Harmony count encodes nothing ({text:?})")
+    }
+    fn decode(&self, ids: &[u32]) -> String {
+        ids.iter().map(|id| self.texts[id].as_str()).collect()
+    }
+}
+
+/// gpt-oss: vLLM 0.33's `HarmonyParser.count_reasoning_tokens`
+/// (`fixtures/goldens/derender/harmony_counts.jsonl`, `scripts/gen_harmony_count_goldens.py`):
+/// the whole output's count, and the count after each token, fed one ID at a time and in
+/// chunks of 3.
+#[test]
+fn harmony_counts_are_vllms() {
+    let path = format!(
+        "{}/../fixtures/goldens/derender/harmony_counts.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        panic!("missing {path}");
+    };
+    let mut checked = 0;
+    for line in text.lines() {
+        let g: Value = serde_json::from_str(line).unwrap_or(Value::Null);
+        let ids: Vec<u32> = serde_json::from_value(g["ids"].clone()).unwrap_or_default();
+        let texts: Vec<String> = serde_json::from_value(g["texts"].clone()).unwrap_or_default();
+        let vocab = HarmonyVocab {
+            markers: serde_json::from_value(g["markers"].clone()).unwrap_or_default(),
+            texts: ids.iter().copied().zip(texts).collect(),
+        };
+        let id = &g["id"];
+        let whole = llm_render_parsers::harmony_counter(&vocab).feed(&ids, &vocab);
+        assert_eq!(
+            whole,
+            g["count"].as_u64().unwrap_or(u64::MAX) as usize,
+            "{id}: whole"
+        );
+        let mut one = llm_render_parsers::harmony_counter(&vocab);
+        let so_far: Vec<usize> = ids.iter().map(|t| one.feed(&[*t], &vocab)).collect();
+        let want: Vec<usize> = serde_json::from_value(g["continuous"].clone()).unwrap_or_default();
+        assert_eq!(so_far, want, "{id}: token by token");
+        let mut three = llm_render_parsers::harmony_counter(&vocab);
+        let last = ids
+            .chunks(3)
+            .map(|c| three.feed(c, &vocab))
+            .last()
+            .unwrap_or(0);
+        assert_eq!(last, whole, "{id}: chunks of 3");
+        checked += 1;
+    }
+    assert!(checked >= 25, "{checked}");
+}

@@ -6,13 +6,14 @@
 //!
 //! Under `hf` and `beam` the count is the template's (`ChoiceState::count_template_reasoning`,
 //! carried in the choice's parser); every other family counts by token IDs, a running count
-//! per choice ([`ReasoningCounter`]). gpt-oss's Harmony count is not made here: a Harmony
-//! model's answers carry no count.
+//! per choice ([`ReasoningCounter`]), gpt-oss's by its Harmony messages.
 
 use super::request::{new_choice, reasoning_settings, DerenderConfig, Kind};
 use super::session::ChoiceState;
 use crate::model::Model;
-use llm_render_parsers::{is_response_template, reasoning_counter, ReasoningCounter, Vocab};
+use llm_render_parsers::{
+    harmony_counter, is_response_template, reasoning_counter, ReasoningCounter, Vocab,
+};
 use serde_json::{Map, Value};
 
 /// The model's tokenizer, as a count reads it.
@@ -48,18 +49,22 @@ pub(super) enum Counting {
 }
 
 /// How a chat request's reasoning tokens are counted, or `None` where vLLM sends no count: no
-/// reasoning parser in force, or one whose count is not made here (gpt-oss's Harmony, our own
-/// `tags:` pairs).
+/// reasoning parser in force, or one whose count is not made here (our own `tags:` pairs).
 pub(super) fn counting(
     cfg: &DerenderConfig,
     model: &Model,
     kind: Kind,
     req: &Map<String, Value>,
 ) -> Option<Counting> {
-    if kind != Kind::Chat || model.harmony.is_some() {
+    if kind != Kind::Chat {
         return None;
     }
     cfg.parser_names(model).0?;
+    // A Harmony model is read by vLLM's Harmony parser whatever the flags name, and counted
+    // by it (`HarmonyParser.count_reasoning_tokens`).
+    if model.harmony.is_some() {
+        return Some(Counting::Ids(harmony_counter(&ModelVocab(model))));
+    }
     if is_response_template(&cfg.reasoning_parser) {
         return Some(Counting::Template);
     }

@@ -23,7 +23,7 @@ mod settings;
 mod tools;
 
 pub use reasoning::REASONING_PARSERS;
-pub use reasoning_count::{reasoning_counter, CountRule, ReasoningCounter, Vocab};
+pub use reasoning_count::{harmony_counter, reasoning_counter, CountRule, ReasoningCounter, Vocab};
 pub(crate) use settings::truthy;
 pub use settings::ParserSettings;
 pub use tools::TOOL_PARSERS;

@@ -77,6 +77,43 @@ pub enum CountRule {
         thinking: Option<u32>,
         ends: Vec<u32>,
     },
+    /// gpt-oss's (`HarmonyParser.count_reasoning_tokens`): openai-harmony's streamable
+    /// parser read token by token; the non-special tokens of a message whose header makes it
+    /// reasoning ([`crate::harmony::header_is_reasoning`]). A header runs to `<|message|>`
+    /// (the first one's role known), a message to one of `ends`; between messages only
+    /// `<|start|>` is read (the parser refuses the rest). IDs from `first_special` on are
+    /// special.
+    Harmony {
+        start: Option<u32>,
+        message: Option<u32>,
+        ends: Vec<u32>,
+        first_special: u32,
+    },
+}
+
+/// The most header IDs a Harmony count holds (a header past it is not read, as one that does
+/// not parse is not).
+const HARMONY_HEADER_MAX: usize = 256;
+
+/// The Harmony count's states (its `depth`).
+const HARMONY_BETWEEN: u32 = 0;
+const HARMONY_REASONING: u32 = 1;
+const HARMONY_OTHER: u32 = 2;
+const HARMONY_HEADER: u32 = 3;
+const HARMONY_BROKEN: u32 = 4;
+
+/// gpt-oss's count ([`CountRule::Harmony`]), its markers resolved in `vocab`; special
+/// tokens are o200k_harmony's, every ID from 199,998 on.
+pub fn harmony_counter(vocab: &dyn Vocab) -> ReasoningCounter {
+    ReasoningCounter::new(CountRule::Harmony {
+        start: vocab.id("<|start|>"),
+        message: vocab.id("<|message|>"),
+        ends: ["<|end|>", "<|call|>", "<|return|>"]
+            .iter()
+            .filter_map(|m| vocab.id(m))
+            .collect(),
+        first_special: 199_998,
+    })
 }
 
 /// vLLM's count for one output under the reasoning parser `name` (a registry name, or a
@@ -204,6 +241,7 @@ impl ReasoningCounter {
             } => u32::from(*starts_in_reasoning),
             CountRule::KimiK3 { .. } | CountRule::UntilEnd { .. } => 1,
             CountRule::SequenceDepth { initial, .. } => *initial,
+            CountRule::Harmony { .. } => HARMONY_HEADER,
             _ => 0,
         };
         ReasoningCounter {
@@ -313,6 +351,44 @@ impl ReasoningCounter {
                         if self.depth > 0 {
                             self.count += 1;
                         }
+                    }
+                }
+                self.count
+            }
+            CountRule::Harmony {
+                start,
+                message,
+                ends,
+                first_special,
+            } => {
+                for &t in ids {
+                    match self.depth {
+                        HARMONY_BETWEEN if Some(t) == start => {
+                            self.depth = HARMONY_HEADER;
+                            // A header after `<|start|>` names its role.
+                            self.seen_open = true;
+                            self.pending.clear();
+                        }
+                        HARMONY_HEADER if Some(t) == message => {
+                            let header = vocab.decode(&self.pending);
+                            self.pending.clear();
+                            self.depth =
+                                match crate::harmony::header_is_reasoning(&header, !self.seen_open)
+                                {
+                                    Some(true) => HARMONY_REASONING,
+                                    Some(false) => HARMONY_OTHER,
+                                    None => HARMONY_BROKEN,
+                                };
+                        }
+                        HARMONY_HEADER if self.pending.len() < HARMONY_HEADER_MAX => {
+                            self.pending.push(t)
+                        }
+                        HARMONY_HEADER => self.depth = HARMONY_BROKEN,
+                        HARMONY_REASONING | HARMONY_OTHER if ends.contains(&t) => {
+                            self.depth = HARMONY_BETWEEN
+                        }
+                        HARMONY_REASONING if t < first_special => self.count += 1,
+                        _ => {}
                     }
                 }
                 self.count
