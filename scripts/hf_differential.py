@@ -51,6 +51,11 @@ PIECES["literal_name"] = ["<call>", "</call>", '{"hour": 7}', "{", "}", "<ca", "
 PIECES["gemma4_final"] = PIECES["gemma4"] + ["<|channel>final\n", "final\n"]
 PIECES["gemma4_repeats"] = PIECES["gemma4"]
 PIECES["nothink"] = PIECES["smollm"]
+# Closers that end in the next message's start anchor, cut inside it (vLLM 0.33's `_closer_rest`).
+PIECES["anchor_close"] = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>\n",
+                          "<|im_start|>assistant\n", "<|im_start|>", "assistant", "<|im_",
+                          '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+                          '{"name": "now", "arguments": {}}', "{", "}", "x", " ", "\n", "é"]
 
 
 class Tokenizer:
