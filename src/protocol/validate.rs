@@ -18,8 +18,8 @@ pub(crate) fn lax_bool(v: &Value) -> Option<Option<bool>> {
         Value::Null => Some(None),
         Value::Bool(b) => Some(Some(*b)),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 0.0 => Some(Some(false)),
-            Some(x) if x == 1.0 => Some(Some(true)),
+            Some(0.0) => Some(Some(false)),
+            Some(1.0) => Some(Some(true)),
             _ => None,
         },
         Value::String(s) => match s.to_ascii_lowercase().as_str() {
