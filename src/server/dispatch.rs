@@ -352,18 +352,22 @@ async fn guarded(
     handler: fn(Arc<AppState>, Bytes) -> Answer,
     seen: &mut access::Seen,
 ) -> Response {
-    let Ok(_permit) = state.permits.try_acquire() else {
+    let Ok(permit) = state.permits.try_acquire() else {
         return at_capacity(state);
     };
     let limit = state.config.request_timeout;
     let start = Instant::now();
     let bytes = match body_in_time(state, body).await {
         Ok(bytes) => bytes,
-        Err(refused) => return refused,
+        Err(refused) => {
+            // The slot is free while the rest of a refused body is read.
+            drop(permit);
+            return refused.answer(state).await;
+        }
     };
     seen.body(state, &bytes);
     let left = limit.saturating_sub(start.elapsed());
-    match state
+    let answer = match state
         .deadlines
         .timeout(left, handler(state.clone(), bytes))
         .await
@@ -377,7 +381,9 @@ async fn guarded(
             ),
         )
         .into_response(),
-    }
+    };
+    drop(permit);
+    answer
 }
 
 /// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
@@ -397,38 +403,9 @@ async fn front(
             seen.body(state, &bytes);
             handler(state.clone(), bytes, permit).await
         }
-        Err(refused) => refused,
-    }
-}
-
-/// The whole body within `--request-timeout-secs`, or the answer that refuses it: 413 past
-/// `--max-body-bytes`, 400 when the client stops sending it midway, 408 when it has not
-/// arrived in time (its rest then read on and discarded by [`discard`], so that a client
-/// still writing it can read the answer).
-async fn body_in_time(
-    state: &AppState,
-    (mut body, continues): (impl RequestBody, bool),
-) -> Result<Bytes, Response> {
-    let limit = state.config.request_timeout;
-    let max = state.config.max_body_bytes;
-    match state
-        .deadlines
-        .timeout(limit, read_body(&mut body, max, continues))
-        .await
-    {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => Err(e.into_response()),
-        Err(_) => {
-            discard(&mut body, max).await;
-            Err(ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "the request body did not arrive within the server's {:.1} s limit \
-                     (--request-timeout-secs)",
-                    limit.as_secs_f64()
-                ),
-            )
-            .into_response())
+        Err(refused) => {
+            drop(permit);
+            refused.answer(state).await
         }
     }
 }
@@ -444,67 +421,103 @@ fn at_capacity(state: &AppState) -> Response {
     .into_response()
 }
 
-/// The whole request body, or 413 past `limit` bytes (at once when its `content-length`
-/// says so), or 400 when the client stops sending it midway. A body refused for its size
-/// is read on and discarded ([`discard`]) before the 413, unless the client waits for
-/// `100 Continue` (`continues`): it then never sends the body, and gets the 413 at once.
-async fn read_body(
-    body: &mut impl RequestBody,
-    limit: usize,
-    continues: bool,
-) -> Result<Bytes, ApiError> {
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body is larger than the server's limit (--max-body-bytes)",
-        )
-    };
-    if http_body::Body::size_hint(body).lower() > limit as u64 {
-        if !continues {
-            discard(body, limit).await;
+/// A body refused before its handler ran: the answer, and the body's unread rest when it is
+/// to be read on first ([`Refused::answer`]).
+struct Refused<B> {
+    answer: Response,
+    rest: Option<B>,
+}
+
+impl<B: RequestBody> Refused<B> {
+    /// The answer, once the body's rest has been read and dropped (at most [`DISCARD_TIME`]
+    /// and [`discard_bytes`]). Common clients (Python's `requests` and `urllib`, many SDKs)
+    /// write the whole body before they read anything: a server that answers and closes
+    /// with the body unread resets the connection, and such a client sees a broken pipe
+    /// instead of the answer. Past either bound the connection closes after the answer all
+    /// the same (hyper closes a connection whose body was not read to its end).
+    async fn answer(self, state: &AppState) -> Response {
+        if let Some(mut body) = self.rest {
+            let most = discard_bytes(state.config.max_body_bytes);
+            let read = async {
+                let mut seen = 0u64;
+                while let Some(Ok(frame)) = body.frame().await {
+                    seen += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    if seen > most {
+                        return;
+                    }
+                }
+            };
+            let _ = state.deadlines.timeout(DISCARD_TIME, read).await;
         }
-        return Err(too_large());
-    }
-    match Limited::new(&mut *body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            discard(body, limit).await;
-            Err(too_large())
-        }
-        Err(e) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("failed to read the request body: {e}"),
-        )),
+        self.answer
     }
 }
 
-/// How long a refused body is still read for ([`discard`]).
+/// The whole body within `--request-timeout-secs`, or why not: 413 past `--max-body-bytes`
+/// (at once when its `content-length` says so), 400 when the client stops sending it
+/// midway, 408 when it has not arrived in time. A body refused for its size or its time is
+/// read on before the answer unless the client waits for `100 Continue` (it then never
+/// sends the body) or says it is past [`discard_bytes`] (it would be cut there anyway).
+async fn body_in_time<B: RequestBody>(
+    state: &AppState,
+    (mut body, continues): (B, bool),
+) -> Result<Bytes, Refused<B>> {
+    let limit = state.config.request_timeout;
+    let max = state.config.max_body_bytes;
+    let declared = http_body::Body::size_hint(&body).lower();
+    let answer = if declared > max as u64 {
+        too_large()
+    } else {
+        match state
+            .deadlines
+            .timeout(limit, Limited::new(&mut body, max).collect())
+            .await
+        {
+            Ok(Ok(collected)) => return Ok(collected.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => too_large(),
+            Ok(Err(e)) => {
+                return Err(Refused {
+                    answer: ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("failed to read the request body: {e}"),
+                    )
+                    .into_response(),
+                    rest: None,
+                })
+            }
+            Err(_) => ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "the request body did not arrive within the server's {:.1} s limit \
+                     (--request-timeout-secs)",
+                    limit.as_secs_f64()
+                ),
+            )
+            .into_response(),
+        }
+    };
+    let read_on = !continues && declared <= discard_bytes(max);
+    Err(Refused {
+        answer,
+        rest: read_on.then_some(body),
+    })
+}
+
+fn too_large() -> Response {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request body is larger than the server's limit (--max-body-bytes)",
+    )
+    .into_response()
+}
+
+/// How long a refused body is still read for ([`Refused::answer`]).
 const DISCARD_TIME: Duration = Duration::from_secs(5);
 
-/// How much of a refused body is still read ([`discard`]): four times `--max-body-bytes`,
-/// at least 64 MiB.
+/// How much of a refused body is still read ([`Refused::answer`]): four times
+/// `--max-body-bytes`, at least 64 MiB.
 fn discard_bytes(limit: usize) -> u64 {
     (limit as u64).saturating_mul(4).max(64 << 20)
-}
-
-/// Reads the rest of a refused body and drops it, for at most [`DISCARD_TIME`] and
-/// [`discard_bytes`]. Common clients (Python's `requests` and `urllib`, many SDKs) write the
-/// whole body before they read anything: a server that answers and closes with the body
-/// unread resets the connection, and such a client sees a broken pipe instead of the
-/// answer. Past either bound the connection closes after the answer all the same (hyper
-/// closes a connection whose body was not read to its end).
-async fn discard(body: &mut impl RequestBody, limit: usize) {
-    let most = discard_bytes(limit);
-    let read = async {
-        let mut seen = 0u64;
-        while let Some(Ok(frame)) = body.frame().await {
-            seen += frame.data_ref().map_or(0, |d| d.len() as u64);
-            if seen > most {
-                return;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(DISCARD_TIME, read).await;
 }
 
 /// Whether the request asks for `100 Continue` before it sends its body (curl does for
