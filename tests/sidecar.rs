@@ -104,6 +104,16 @@ fn two_choices_interleaved_stream_and_whole() {
     assert!(chunks[..chunks.len() - 2]
         .iter()
         .all(|c| c["usage"]["prompt_tokens"].as_u64().is_some()));
+    // Each chunk's continuous usage is its own choice's, as vLLM's (`num_output_tokens` of
+    // that choice's processor): choice 1's last chunk counts its own tokens only.
+    for (index, n) in [(0, a.len()), (1, b.len())] {
+        let own = chunks[..chunks.len() - 2]
+            .iter()
+            .filter(|c| c["choices"][0]["index"] == index)
+            .map(|c| c["usage"]["completion_tokens"].as_u64().unwrap())
+            .max();
+        assert_eq!(own, Some(n as u64), "choice {index}");
+    }
 
     let (status, _, body) = post(&base, "/v1/chat/completions", &chat(json!({"n": 2})));
     assert_eq!(status, 200, "{body}");

@@ -189,13 +189,16 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
                         )?;
                     }
                     if continuous {
-                        chunk["usage"] = usage(&f.live);
-                        let reasoning = match chunk["choices"].as_array().map(Vec::as_slice) {
-                            // vLLM's chunk carries its one choice's count so far.
-                            Some([one]) => one["index"]
-                                .as_u64()
-                                .and_then(|i| f.live.reasoning_tokens_of(i as u32)),
-                            _ => f.live.reasoning_tokens(),
+                        // vLLM's chunk carries its one choice's counts so far (its
+                        // processor's `num_output_tokens` and reasoning count).
+                        let one = match chunk["choices"].as_array().map(Vec::as_slice) {
+                            Some([one]) => one["index"].as_u64().map(|i| i as u32),
+                            _ => None,
+                        };
+                        chunk["usage"] = usage(&f.live, one);
+                        let reasoning = match one {
+                            Some(i) => f.live.reasoning_tokens_of(i),
+                            None => f.live.reasoning_tokens(),
                         };
                         add_reasoning(&mut chunk["usage"], reasoning);
                     }
@@ -269,7 +272,7 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
         } else {
             "text_completion"
         };
-        let mut usage = usage(&f.live);
+        let mut usage = usage(&f.live, None);
         if let Some(n) = cached_tokens {
             super::cached::add_openai(&mut usage, n);
         }
@@ -294,9 +297,14 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
 
 /// The usage so far: the prompt, and the completion tokens derendered (up to each choice's
 /// end, so a stop string's cut counts as the client sees it).
-fn usage(live: &crate::derender::LiveStream) -> Value {
+/// The usage so far: of choice `one` (a `continuous_usage_stats` chunk of one choice), else
+/// of every choice.
+fn usage(live: &crate::derender::LiveStream, one: Option<u32>) -> Value {
     let prompt = live.prompt_tokens();
-    let completion = live.completion_tokens();
+    let completion = match one {
+        Some(i) => live.completion_tokens_of(i),
+        None => live.completion_tokens(),
+    };
     json!({"prompt_tokens": prompt, "completion_tokens": completion,
            "total_tokens": prompt + completion})
 }
