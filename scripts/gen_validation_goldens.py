@@ -66,6 +66,17 @@ for label, v in [("int", 5), ("str", "get_weather"), ("null", None)]:
     case(f"name_tool_{label}", CHAT, {"messages": with_call(call(), {
         "role": "tool", "content": "sunny", "tool_call_id": "call_1", "name": v}), "tools": [TOOL]})
 case("name_user_int_tokenize", TOKENIZE, {"messages": [user(name=5)]})
+for label, v in [("int", 5), ("str", "get_weather")]:
+    case(f"name_tool_no_call_id_{label}", CHAT, {"messages": with_call(call(), {
+        "role": "tool", "content": "sunny", "name": v}), "tools": [TOOL]})
+
+# A custom tool's call (OpenAI's `ChatCompletionMessageCustomToolCallParam`).
+for label, c in [("ok", {"id": "call_1", "type": "custom", "custom": {"name": "grep", "input": "x"}}),
+                 ("no_id", {"type": "custom", "custom": {"name": "grep", "input": "x"}}),
+                 ("no_custom", {"id": "call_1", "type": "custom"}),
+                 ("input_int", {"id": "call_1", "type": "custom", "custom": {"name": "grep", "input": 5}}),
+                 ("no_name", {"id": "call_1", "type": "custom", "custom": {"input": "x"}})]:
+    case(f"custom_call_{label}", CHAT, {"messages": with_call(c)})
 
 # An assistant tool call's `function.arguments` and `function.name`.
 for label, args in [("int", 5), ("float", 1.5), ("dict", {"city": "Paris"}), ("null", None),

@@ -69,15 +69,18 @@ pub(crate) fn lax_tools<'de, D: serde::Deserializer<'de>>(
 
 /// The message shapes vLLM 0.33's `ChatCompletionMessageParam` union refuses, each a 400
 /// naming the field (vLLM's own `param` names the first union member's failure instead):
-/// a `name` that is not a string, on any message but a `tool` one (whose model has no
-/// `name`, so pydantic ignores it); an assistant's `tool_calls` that is not an array, or a
+/// a `name` that is not a string, on any message but a `tool` one with its `tool_call_id`
+/// (whose model has no `name`, so pydantic ignores it); an assistant's `tool_calls` that is
+/// not an array, or a
 /// call without a string `id`, a `type`, or a `function` object with a string `name` and
 /// string `arguments` (a JSON object given as `arguments` is refused too, as vLLM refuses
 /// it). Recorded from vLLM 0.33: `fixtures/goldens/validation.jsonl`.
 pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
     for (i, m) in messages.iter().enumerate() {
         let role = m.get("role").and_then(Field::as_str);
-        if role != Some("tool") {
+        // Only a `tool` message with its `tool_call_id` is read by a model without `name`.
+        let tool_reply = role == Some("tool") && m.get("tool_call_id").is_some();
+        if !tool_reply {
             if let Some(name) = m.get("name").filter(|n| n.as_str().is_none()) {
                 let param = format!("messages[{i}].name");
                 return Err(RequestError::invalid(
@@ -122,8 +125,8 @@ pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
 }
 
 /// One assistant tool call, as OpenAI's `ChatCompletionMessageToolCallParam`: a function
-/// call `{"id": str, "type": "function", "function": {"name": str, "arguments": str}}`, or
-/// a custom tool's call (`type: "custom"`), passed on as given.
+/// call `{"id": str, "type": "function", "function": {"name": str, "arguments": str}}` (a
+/// custom tool's call, `type: "custom"`, is refused, as vLLM 0.33 refuses it).
 fn tool_call(at: &str, call: &Value) -> Result<(), RequestError> {
     let need = |field: &str, what: &str| {
         let param = format!("{at}.{field}");
@@ -136,7 +139,11 @@ fn tool_call(at: &str, call: &Value) -> Result<(), RequestError> {
         ));
     };
     if call.get("type").and_then(Value::as_str) == Some("custom") {
-        return Ok(());
+        // vLLM 0.33 refuses a custom tool's call in the history outright.
+        return Err(need(
+            "type",
+            "chat completions only support assistant tool_calls of type 'function'.",
+        ));
     }
     match call.get("id") {
         Some(Value::String(_)) => {}
