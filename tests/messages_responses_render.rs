@@ -36,8 +36,9 @@ fn tr_test_messages_render_basic() {
     );
     assert_eq!(out["model"], "llama3_1");
     assert!(out["sampling_params"].is_object());
-    // 16 is vLLM's `SamplingParams` default, which its render leaves out.
-    assert!(out["sampling_params"].get("max_tokens").is_none());
+    // 16 is vLLM's `SamplingParams` default, which its render leaves out; written here, as
+    // vLLM's generate route reads an absent one as "up to the context" (docs/api.md).
+    assert_eq!(out["sampling_params"]["max_tokens"], 16);
     assert_eq!(out["token_ids"][0], LLAMA_BOS);
     assert!(out["request_id"].as_str().unwrap().starts_with("chatcmpl-"));
 }

@@ -138,13 +138,21 @@ fn in_words(serde_message: &str) -> String {
         e if e.starts_with("a borrowed string") => "a string".to_string(),
         e => e.to_string(),
     };
-    // `integer `70000``, `string "x"`, `floating point `1.5``: the value as JSON shows it.
-    let got = got
-        .replace("floating point ", "the number ")
-        .replace("integer ", "the integer ")
-        .replace("string ", "the string ")
-        .replace("boolean ", "")
-        .replace('`', "");
+    // `integer `70000``, `string "x"`, `floating point `1.5``: the value as JSON shows it
+    // (only the leading word is serde's; the rest is the client's value).
+    let got = [
+        ("floating point ", "the number "),
+        ("integer ", "the integer "),
+        ("string ", "the string "),
+        ("boolean ", ""),
+    ]
+    .iter()
+    .find_map(|(word, ours)| got.strip_prefix(word).map(|v| format!("{ours}{v}")))
+    .unwrap_or(got);
+    let got = match got.strip_suffix('`') {
+        Some(v) => v.replacen('`', "", 1),
+        None => got,
+    };
     let got = match got.as_str() {
         "sequence" => "an array".to_string(),
         "map" => "an object".to_string(),
@@ -381,5 +389,11 @@ mod tests {
             assert_eq!(p, None);
         }
         assert!(!refused(r#"{"messages": 5}"#).0.contains("line"));
+        // Only serde's word is rewritten, never the client's value.
+        let (m, _) = refused(r#"{"model": "m", "messages": [], "max_tokens": "integer `x`"}"#);
+        assert_eq!(
+            m,
+            r#"max_tokens: expected a non-negative integer, got the string "integer `x`""#
+        );
     }
 }

@@ -92,7 +92,7 @@ pub enum CountRule {
 }
 
 /// The most header IDs a Harmony count holds (a header past it is not read, as one that does
-/// not parse is not).
+/// not parse is not); muse's count keeps the last of its IDs up to this many.
 const HARMONY_HEADER_MAX: usize = 256;
 
 /// The Harmony count's states (its `depth`).
@@ -347,6 +347,12 @@ impl ReasoningCounter {
                         self.depth = 0;
                         self.pending.clear();
                     } else {
+                        // A header's recipient is read off its end (vLLM's `to=…\s*$`):
+                        // the last IDs are all it needs, and a long message body is not
+                        // carried in the stream state.
+                        if self.pending.len() >= HARMONY_HEADER_MAX {
+                            self.pending.drain(..HARMONY_HEADER_MAX / 2);
+                        }
                         self.pending.push(t);
                         if self.depth > 0 {
                             self.count += 1;
