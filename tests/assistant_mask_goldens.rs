@@ -25,6 +25,7 @@ fn masks_equal_transformers() {
     for g in &goldens {
         let mut req = g["request"].clone();
         req["model"] = g["model"].clone();
+        common::arguments_as_text(&mut req);
         let (status, body) = render(&req);
         if status != 200 {
             failures.push(format!("{}: {status} {body}", g["id"]));

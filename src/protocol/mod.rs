@@ -7,6 +7,7 @@ mod chat_tool;
 pub mod fast_json;
 mod generate;
 mod ids;
+mod lax;
 mod message;
 mod metrics;
 mod requests;

@@ -199,7 +199,7 @@ max_tokens_default = "super::sampling::no_max_tokens";
     /// the template in `template::messages`.
     pub messages: Vec<super::Message>,
     /// Each tool's `function.strict` read as pydantic reads a `bool` at parse time.
-    #[serde(default, deserialize_with = "super::validate::lax_tools")]
+    #[serde(default, deserialize_with = "super::lax::lax_tools")]
     pub tools: Option<Vec<Map<String, Value>>>,
     #[serde(default)]
     pub tool_choice: Option<Value>,

@@ -60,8 +60,8 @@ macro_rules! with_sampling_fields {
             // The GenerateRequest fields both requests pass to the engine.
             #[serde(default)] pub stream: bool,
             /// Its `include_usage` and `continuous_usage_stats` read as pydantic reads a
-            /// `bool` (`"yes"` is `true`: `validate::lax_bool`) at parse time.
-            #[serde(default, deserialize_with = "super::validate::lax_stream_options")]
+            /// `bool` (`"yes"` is `true`: `lax::lax_bool`) at parse time.
+            #[serde(default, deserialize_with = "super::lax::lax_stream_options")]
             pub stream_options: Option<serde_json::Value>,
             #[serde(default)] pub cache_salt: Option<String>,
             #[serde(default)] pub priority: i64,
