@@ -148,7 +148,7 @@ fn bad_input_is_a_clear_error() {
     let not_json = request_file("bad.json", &Value::String("{".into()));
     let (code, _, err) = audit(&[not_json.to_str().unwrap()]);
     assert_ne!(code, 0);
-    assert!(err.contains("invalid JSON body"), "{err}");
+    assert!(err.contains("must be a JSON object, got a string"), "{err}");
     let wrong = request_file("wrong.json", &serde_json::json!({"messages": "x"}));
     let (code, _, err) = audit(&[wrong.to_str().unwrap()]);
     assert_ne!(code, 0);

@@ -236,7 +236,7 @@ fn malformed_json_and_wrong_types_are_400_naming_the_field() {
         Some("messages[0].role"),
     );
     let bad_args = json!({"model": "qwen3", "messages": [{"role": "user", "content": "x"},
-        {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{not json"}}]}]});
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{not json"}}]}]});
     assert_error(
         &post_json(&url, &bad_args),
         400,
@@ -321,8 +321,8 @@ fn wrong_methods_are_405_with_allow_and_head_is_get_without_a_body() {
 fn template_raise_exception_is_400_with_its_message() {
     let req = json!({"model": "llama3_1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
         "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
-            {"type": "function", "function": {"name": "f", "arguments": "{}"}},
-            {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]});
     assert_error(
         &post_json(&chat_url(golden_server()), &req),
         400,

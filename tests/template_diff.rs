@@ -184,16 +184,22 @@ fn template_mode_and_batches() {
 #[test]
 fn bad_input_is_reported_not_a_crash() {
     let msgs = tmp("b1.json", r#"[{"role": "user", "content": "hi"}]"#);
-    let (code, out) = run(&[
-        "--model",
-        &model_flag("qwen3"),
-        "--messages",
-        msgs.to_str().unwrap(),
-        "--reply",
-        "x",
-    ]);
-    assert_eq!(code, 1);
-    assert!(out[0]["error"].as_str().unwrap().contains("followup"));
+    // A flag missing is named before any model loads (a nonexistent model is not reached).
+    let out = Command::new(env!("CARGO_BIN_EXE_llm-render"))
+        .args(["template-diff", "--model", "qwen3=/nonexistent"])
+        .args([
+            "--messages",
+            msgs.to_str().unwrap(),
+            "--reply",
+            "x",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--followup"), "{err}");
+    assert!(!err.contains("nonexistent"), "{err}");
     // An ID past the tokenizer's vocabulary (a padded embedding row) is held and decodes to
     // nothing, as the derender decodes it; a negative one is not an ID.
     let past = tmp("past_vocab_ids.json", "[9707, 151935]");
