@@ -6,27 +6,14 @@
 //! parameter with its message. A case llm-render cannot decide as vLLM does must be refused
 //! (never answered differently) and be one of the cases `docs/fidelity.md` lists.
 
-use flate2::read::GzDecoder;
+mod common;
+
 use llm_render_parsers::{BeamRequest, BeamTemplate};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::io::Read;
 
 fn goldens() -> Vec<Value> {
-    let path = format!(
-        "{}/../fixtures/goldens/beam_tags.jsonl.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let Ok(file) = std::fs::File::open(&path) else {
-        panic!("missing {path}");
-    };
-    let mut text = String::new();
-    if GzDecoder::new(file).read_to_string(&mut text).is_err() {
-        panic!("unreadable {path}");
-    }
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
-        .collect()
+    common::gz_goldens("beam_tags.jsonl.gz")
 }
 
 /// `extract_structured_outputs`: the request's `structured_outputs`, or its `response_format`.

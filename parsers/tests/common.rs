@@ -175,3 +175,23 @@ pub fn cut<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
     }
     out
 }
+
+/// A gzipped JSON-lines golden file under `fixtures/goldens/` (`beam_tags.jsonl.gz`), one
+/// value a line.
+pub fn gz_goldens(rel: &str) -> Vec<Value> {
+    use std::io::Read;
+    let path = format!("{}/../fixtures/goldens/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let Ok(file) = std::fs::File::open(&path) else {
+        panic!("missing {path}");
+    };
+    let mut text = String::new();
+    if flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        panic!("unreadable {path}");
+    }
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+        .collect()
+}

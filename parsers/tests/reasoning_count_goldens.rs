@@ -5,28 +5,15 @@
 //! each streamed token), [`reasoning_counter`] gives vLLM's count: fed the IDs whole, one at a
 //! time (each count so far as `continuous_usage_stats` reports it), and in uneven chunks.
 
-use flate2::read::GzDecoder;
+mod common;
+
 use llm_render_parsers::{reasoning_counter, ParserSettings, Vocab};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::Arc;
 
 fn goldens() -> Vec<Value> {
-    let path = format!(
-        "{}/../fixtures/goldens/derender/reasoning_counts.jsonl.gz",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let Ok(file) = std::fs::File::open(&path) else {
-        panic!("missing {path}");
-    };
-    let mut text = String::new();
-    if GzDecoder::new(file).read_to_string(&mut text).is_err() {
-        panic!("unreadable {path}");
-    }
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
-        .collect()
+    common::gz_goldens("derender/reasoning_counts.jsonl.gz")
 }
 
 /// A case's vocabulary: its markers' IDs, the encodings the generator wrote, and the text of
