@@ -4,7 +4,7 @@
 //! 503 at once when `--max-concurrency` requests are in flight → the body, read up to
 //! `--max-body-bytes` (413 past it) within the request timeout (408 past it) → the handler,
 //! within what is left of the timeout (504 past it). A refused body is read on and
-//! discarded, boundedly, before the answer ([`discard`]), so that a client that writes its
+//! discarded, boundedly, before the answer ([`Refused::answer`]), so that a client that writes its
 //! whole body before reading gets the 413 or 408 rather than a reset connection.
 //!
 //! Every route is a fixed path, so routing is a lookup in one table ([`ROUTES`]) rather
@@ -367,7 +367,7 @@ async fn guarded(
     };
     seen.body(state, &bytes);
     let left = limit.saturating_sub(start.elapsed());
-    let answer = match state
+    match state
         .deadlines
         .timeout(left, handler(state.clone(), bytes))
         .await
@@ -381,9 +381,7 @@ async fn guarded(
             ),
         )
         .into_response(),
-    };
-    drop(permit);
-    answer
+    }
 }
 
 /// A front-door route's `handler`: 503 at once at `--max-concurrency`, as [`guarded`], and
