@@ -13,10 +13,9 @@ use serde_json::{Map, Value};
 /// naming the field (vLLM's own `param` names the first union member's failure instead):
 /// a `name` that is not a string, on any message but a `tool` one with its `tool_call_id`
 /// (whose model has no `name`, so pydantic ignores it); an assistant's `tool_calls` that is
-/// not an array, or a
-/// call without a string `id`, a `type`, or a `function` object with a string `name` and
-/// string `arguments` (a JSON object given as `arguments` is refused too, as vLLM refuses
-/// it). Recorded from vLLM 0.33: `fixtures/goldens/validation.jsonl`.
+/// not an array, or a call without a string `id`, a `type`, or a `function` object with a
+/// string `name` and string `arguments` (a JSON object given as `arguments` is refused too,
+/// as vLLM refuses it). Recorded from vLLM 0.33: `fixtures/goldens/validation.jsonl`.
 pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
     for (i, m) in messages.iter().enumerate() {
         let role = m.get("role").and_then(Field::as_str);
@@ -37,9 +36,9 @@ pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
         if role != Some("assistant") {
             continue;
         }
-        match m.get("tool_calls").and_then(Field::as_json) {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(calls)) => {
+        match m.get("tool_calls") {
+            None | Some(Field::Json(Value::Null)) => {}
+            Some(Field::Json(Value::Array(calls))) => {
                 for (j, call) in calls.iter().enumerate() {
                     tool_call(&format!("messages[{i}].tool_calls[{j}]"), call)?;
                 }
@@ -48,19 +47,12 @@ pub(crate) fn message_shapes(messages: &[Message]) -> Result<(), RequestError> {
                 let param = format!("messages[{i}].tool_calls");
                 return Err(RequestError::invalid(
                     param.clone(),
-                    format!("{param}: Input should be a valid list, got {other}"),
+                    format!(
+                        "{param}: Input should be a valid list, got {}",
+                        other.to_value()
+                    ),
                 ));
             }
-        }
-        if let Some(Field::Str(s)) = m.get("tool_calls") {
-            let param = format!("messages[{i}].tool_calls");
-            return Err(RequestError::invalid(
-                param.clone(),
-                format!(
-                    "{param}: Input should be a valid list, got {:?}",
-                    s.as_str()
-                ),
-            ));
         }
     }
     Ok(())
@@ -107,10 +99,15 @@ fn tool_call(at: &str, call: &Value) -> Result<(), RequestError> {
             Some(Value::String(_)) => {}
             None => return Err(need(&format!("function.{field}"), "Field required")),
             Some(v) => {
+                let what = if field == "arguments" {
+                    " (the arguments' JSON text)"
+                } else {
+                    ""
+                };
                 return Err(need(
                     &format!("function.{field}"),
-                    &format!("Input should be a valid string (a JSON text for arguments), got {v}"),
-                ))
+                    &format!("Input should be a valid string{what}, got {v}"),
+                ));
             }
         }
     }
