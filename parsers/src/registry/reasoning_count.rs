@@ -45,11 +45,10 @@ pub enum CountRule {
         implicit_ends: Vec<u32>,
         starts_in_reasoning: bool,
     },
-    /// step3's: every token before the first end token (all of them without one).
-    UntilEnd { end: Option<u32> },
-    /// hy_v4's: as `UntilEnd`, a leading start token not counted.
-    LeadingStartUntilEnd {
-        start: Option<u32>,
+    /// step3's: every token before the first end token (all of them without one); hy_v4's
+    /// the same, a leading start token (`leading`) not counted.
+    UntilEnd {
+        leading: Option<u32>,
         end: Option<u32>,
     },
     /// kimi_k3's, over its multi-token markers: output starts in reasoning, the think opener
@@ -156,13 +155,14 @@ pub fn reasoning_counter(
         }
         "cohere_command3" | "cohere_command4" => depth("<|START_THINKING|>", "<|END_THINKING|>"),
         "step3" => CountRule::UntilEnd {
+            leading: None,
             end: id("</think>"),
         },
         "hy_v4" if identity => CountRule::Zero,
         "hy_v4" => {
             let s = spec?;
-            CountRule::LeadingStartUntilEnd {
-                start: id(&s.start),
+            CountRule::UntilEnd {
+                leading: id(&s.start),
                 end: id(&s.end),
             }
         }
@@ -220,7 +220,7 @@ pub struct ReasoningCounter {
     count: usize,
     /// The depth (`Depth`, `SequenceDepth`), or 1 while in reasoning (the other rules).
     depth: u32,
-    /// IDs read so far (`UntilEnd`, `LeadingStartUntilEnd`: where the first one was).
+    /// IDs read so far (`UntilEnd`: where the first one was).
     read: usize,
     /// The rule has stopped counting (`UntilEnd`: the end token was read).
     done: bool,
@@ -239,7 +239,7 @@ impl ReasoningCounter {
                 starts_in_reasoning,
                 ..
             } => u32::from(*starts_in_reasoning),
-            CountRule::KimiK3 { .. } | CountRule::UntilEnd { .. } => 1,
+            CountRule::KimiK3 { .. } => 1,
             CountRule::SequenceDepth { initial, .. } => *initial,
             CountRule::Harmony { .. } => HARMONY_HEADER,
             _ => 0,
@@ -263,13 +263,13 @@ impl ReasoningCounter {
     /// Reads the next generated IDs; gives the count over every ID read so far. `vocab` is
     /// read only by muse's rule (it decodes each message header).
     pub fn feed(&mut self, ids: &[u32], vocab: &dyn Vocab) -> usize {
-        match self.rule.clone() {
+        match &self.rule {
             CountRule::Zero => 0,
             CountRule::Depth { start, end } => {
                 for &t in ids {
-                    if Some(t) == start {
+                    if Some(t) == *start {
                         self.depth += 1;
-                    } else if Some(t) == end {
+                    } else if Some(t) == *end {
                         self.depth = self.depth.saturating_sub(1);
                     } else if self.depth > 0 {
                         self.count += 1;
@@ -284,9 +284,9 @@ impl ReasoningCounter {
                 ..
             } => {
                 for &t in ids {
-                    if Some(t) == start {
+                    if Some(t) == *start {
                         self.depth = 1;
-                    } else if Some(t) == end || implicit_ends.contains(&t) {
+                    } else if Some(t) == *end || implicit_ends.contains(&t) {
                         self.depth = 0;
                     } else if self.depth > 0 {
                         self.count += 1;
@@ -294,27 +294,14 @@ impl ReasoningCounter {
                 }
                 self.count
             }
-            CountRule::UntilEnd { end } => {
+            CountRule::UntilEnd { leading, end } => {
                 for &t in ids {
-                    if self.done {
-                        break;
-                    }
-                    if Some(t) == end {
-                        self.done = true;
-                    } else {
-                        self.count += 1;
-                    }
-                }
-                self.count
-            }
-            CountRule::LeadingStartUntilEnd { start, end } => {
-                for &t in ids {
-                    let leading = self.read == 0 && Some(t) == start;
+                    let leading = self.read == 0 && Some(t) == *leading;
                     self.read += 1;
                     if self.done || leading {
                         continue;
                     }
-                    if Some(t) == end {
+                    if Some(t) == *end {
                         self.done = true;
                     } else {
                         self.count += 1;
@@ -324,7 +311,7 @@ impl ReasoningCounter {
             }
             CountRule::Inkling { thinking, ends } => {
                 for &t in ids {
-                    if Some(t) == thinking {
+                    if Some(t) == *thinking {
                         self.depth = 1;
                     } else if ends.contains(&t) {
                         self.depth = 0;
@@ -339,7 +326,7 @@ impl ReasoningCounter {
                 boundaries,
             } => {
                 for &t in ids {
-                    if Some(t) == message {
+                    if Some(t) == *message {
                         let header = vocab.decode(&self.pending);
                         self.depth = u32::from(matches!(recipient(&header), None | Some("self")));
                         self.pending.clear();
@@ -369,13 +356,13 @@ impl ReasoningCounter {
             } => {
                 for &t in ids {
                     match self.depth {
-                        HARMONY_BETWEEN if Some(t) == start => {
+                        HARMONY_BETWEEN if Some(t) == *start => {
                             self.depth = HARMONY_HEADER;
                             // A header after `<|start|>` names its role.
                             self.seen_open = true;
                             self.pending.clear();
                         }
-                        HARMONY_HEADER if Some(t) == message => {
+                        HARMONY_HEADER if Some(t) == *message => {
                             let header = vocab.decode(&self.pending);
                             self.pending.clear();
                             self.depth =
@@ -393,7 +380,7 @@ impl ReasoningCounter {
                         HARMONY_REASONING | HARMONY_OTHER if ends.contains(&t) => {
                             self.depth = HARMONY_BETWEEN
                         }
-                        HARMONY_REASONING if t < first_special => self.count += 1,
+                        HARMONY_REASONING if t < *first_special => self.count += 1,
                         _ => {}
                     }
                 }
