@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::engine::{choice, events, Script};
+use common::engine::{choice, events, interleaved, Script};
 use common::sidecar::*;
 use llm_render::server::ServerConfig;
 use serde_json::{json, Value};
@@ -72,17 +72,7 @@ fn a_whole_chat_answer_is_the_one_shot_derender_of_the_events() {
 #[test]
 fn two_choices_interleaved_stream_and_whole() {
     let (a, b) = (ids("alpha beta gamma"), ids("one two three four"));
-    let mut evs = Vec::new();
-    for i in 0..a.len().max(b.len()) {
-        if let Some(t) = a.get(i) {
-            let f = (i + 1 == a.len()).then_some("stop");
-            evs.push(json!([choice(0, &[*t], f)]));
-        }
-        if let Some(t) = b.get(i) {
-            let f = (i + 1 == b.len()).then_some("length");
-            evs.push(json!([choice(1, &[*t], f)]));
-        }
-    }
+    let evs = interleaved(&a, &b);
     let (_engine, base) = setup(Script {
         events: evs,
         ..Script::default()
@@ -245,17 +235,7 @@ fn reasoning_tokens_are_counted_in_usage() {
     let b = ids("No tags, still thinking");
     let (ra, rb) = (ids(thought).len() as u64, b.len() as u64);
     assert!(ra > 0 && rb > 0);
-    let mut evs = Vec::new();
-    for i in 0..a.len().max(b.len()) {
-        if let Some(t) = a.get(i) {
-            let f = (i + 1 == a.len()).then_some("stop");
-            evs.push(json!([choice(0, &[*t], f)]));
-        }
-        if let Some(t) = b.get(i) {
-            let f = (i + 1 == b.len()).then_some("length");
-            evs.push(json!([choice(1, &[*t], f)]));
-        }
-    }
+    let evs = interleaved(&a, &b);
     let script = || Script {
         events: evs.clone(),
         ..Script::default()
@@ -431,23 +411,7 @@ fn sglang_cumulative_output_ids_stream_and_abort_by_rid() {
 #[test]
 fn sglang_two_choices_by_index_and_its_sampling_names() {
     let (a, b) = (ids("red green blue"), ids("cat dog"));
-    let mut evs = Vec::new();
-    for i in 0..a.len().max(b.len()) {
-        if let Some(t) = a.get(i) {
-            evs.push(json!([choice(
-                0,
-                &[*t],
-                (i + 1 == a.len()).then_some("stop")
-            )]));
-        }
-        if let Some(t) = b.get(i) {
-            evs.push(json!([choice(
-                1,
-                &[*t],
-                (i + 1 == b.len()).then_some("length")
-            )]));
-        }
-    }
+    let evs = interleaved(&a, &b);
     let (engine, base) = setup_with(
         Script {
             events: evs,

@@ -276,6 +276,21 @@ pub fn choice(index: u32, ids: &[u32], finish: Option<&str>) -> Value {
            "token_ids": ids, "logprobs": null})
 }
 
+/// Two choices' events, one ID each in turn (choice 0, then 1), as vLLM's engine sends
+/// `n = 2`: choice 0 ends with `stop`, choice 1 with `length`.
+pub fn interleaved(a: &[u32], b: &[u32]) -> Vec<Value> {
+    let mut evs = Vec::new();
+    for i in 0..a.len().max(b.len()) {
+        for (index, ids, finish) in [(0, a, "stop"), (1, b, "length")] {
+            if let Some(t) = ids.get(i) {
+                let f = (i + 1 == ids.len()).then_some(finish);
+                evs.push(json!([choice(index, &[*t], f)]));
+            }
+        }
+    }
+    evs
+}
+
 /// Events of `per` IDs each for one choice, the last finishing with `finish`.
 pub fn events(ids: &[u32], per: usize, finish: &str) -> Vec<Value> {
     let chunks: Vec<&[u32]> = ids.chunks(per.max(1)).collect();
