@@ -188,17 +188,6 @@ impl LiveStream {
         self.state.choices.iter().map(|c| c.tokens).sum()
     }
 
-    /// Choice `index`'s generated tokens so far (vLLM's `processor.num_output_tokens`, what
-    /// a `continuous_usage_stats` chunk of that choice reports).
-    pub fn completion_tokens_of(&self, index: u32) -> usize {
-        self.state
-            .choices
-            .iter()
-            .filter(|c| c.index == index)
-            .map(|c| c.tokens)
-            .sum()
-    }
-
     /// The prompt's token count.
     pub fn prompt_tokens(&self) -> usize {
         self.state.prompt_tokens

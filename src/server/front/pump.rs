@@ -302,7 +302,8 @@ async fn pump(mut f: Flow, first: GenerateResponse, tx: Outbox) {
 fn usage(live: &crate::derender::LiveStream, one: Option<u32>) -> Value {
     let prompt = live.prompt_tokens();
     let completion = match one {
-        Some(i) => live.completion_tokens_of(i),
+        // vLLM's `processor.num_output_tokens` of that choice.
+        Some(i) => live.choice_tokens(i).unwrap_or(0),
         None => live.completion_tokens(),
     };
     json!({"prompt_tokens": prompt, "completion_tokens": completion,
